@@ -155,7 +155,9 @@ TI_API ti_status ti_decode(ti_session *session);
 /* Return to the state before prefill; inputs and options are kept. */
 TI_API ti_status ti_reset(ti_session *session);
 
-/* Session state as JSON owned by the session: { "passes_run", "cursor", "mode", ... }. */
+/* Session state as JSON owned by the session, e.g. the reference engine's
+ * { "passes_run", "cursor", "next_mode", "last_output", "count", "prng_counter" }; the host reads
+ * "last_output" ("text" | "audio" | null) as the output mode of the pass just run. */
 TI_API const char *ti_session_state(ti_session *session);
 
 #ifdef __cplusplus

@@ -1,0 +1,129 @@
+/*
+ * One pass end to end: backbone, then the output of the current mode (text sampler or
+ * Depthformer), the generation schedule, the state boundaries, and the commit.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backbone.h"
+#include "depthformer.h"
+#include "records.h"
+#include "sampler.h"
+#include "session.h"
+
+/* Advances the schedule after one output of mode `mode`. */
+static void schedule_after_output(gen_state *g, const engine_inputs *in, int32_t mode, const int32_t *codes) {
+    if (mode == MODE_TEXT) {
+        g->count += 1;
+        if (g->count == in->gen_config[0]) {
+            g->next_mode = MODE_AUDIO;
+            g->count = 0;
+        }
+        return;
+    }
+    if (codes[0] == M_EOA) {
+        g->next_mode = MODE_TEXT;
+        g->count = 0;
+        return;
+    }
+    g->count += 1;
+    if (g->count == in->gen_config[1]) {
+        g->next_mode = MODE_TEXT;
+        g->count = 0;
+    }
+}
+
+static ti_status produce_output(pass_ctx *p, const float *hlast, float *logits) {
+    ti_session *s = p->s;
+    gen_state *g = &p->next;
+    int32_t mode = g->next_mode;
+    if (mode == MODE_TEXT) {
+        sampler_perturb perturb = {s->options.on[OPT_SAMPLER_WALK_SORTED], s->options.on[OPT_TIE_ORDER_REVERSED],
+                                   s->options.on[OPT_PRNG_DOUBLE_ADVANCE]};
+        sampler_result result;
+        sampler_run(logits, M_VT, s->inputs.temperature[0], s->inputs.top_k[0], &g->prng, &perturb, &result);
+        ti_status status = rec_sampler(p, p->cat->text_sampler, &result);
+        if (status != TI_OK) return status;
+        g->last_token = result.token;
+    } else {
+        ti_status status = depthformer_run(p, hlast, g->last_codes);
+        if (status != TI_OK) return status;
+    }
+    g->last_output = mode;
+    schedule_after_output(g, &s->inputs, mode, g->last_codes);
+    return TI_OK;
+}
+
+static ti_status check_capacity(pass_ctx *p) {
+    ti_session *s = p->s;
+    /* The last cache slot this pass writes (decode under the KV perturbation writes one further). */
+    int64_t end = p->next.cursor + p->T;
+    if (p->kind == TI_PASS_DECODE && s->options.on[OPT_KV_POSITION_OFF_BY_ONE]) end += 1;
+    if (end > s->max_positions)
+        return ti_fail(&p->err, TI_ERR_STATE,
+                       "pass %u: %lld positions would exceed max_positions %lld (config key \"max_positions\")",
+                       p->index, (long long)end, (long long)s->max_positions);
+    return TI_OK;
+}
+
+static ti_status run_pass_body(pass_ctx *p) {
+    ti_status status = check_capacity(p);
+    if (status != TI_OK) return status;
+    float *x = malloc((size_t)p->T * M_D * sizeof(float));
+    if (x == NULL) return ti_fail(&p->err, TI_ERR_OUT_OF_MEMORY, "pass %u: out of memory", p->index);
+    float logits[M_VT];
+    status = backbone_run(p, x, logits);
+    if (status == TI_OK) status = produce_output(p, x + (p->T - 1) * M_D, logits);
+    free(x);
+    if (status != TI_OK) return status;
+
+    gen_state *g = &p->next;
+    g->cursor += p->T;
+    g->passes_run += 1;
+    g->prefilled = true;
+    int32_t state_vec[4] = {(int32_t)g->cursor, g->next_mode, g->count, (int32_t)g->passes_run};
+    status = rec_boundary(p, p->cat->gen_state, state_vec);
+    if (status != TI_OK) return status;
+    uint64_t prng_vec[2] = {g->prng.seed, g->prng.counter};
+    return rec_boundary(p, p->cat->gen_prng, prng_vec);
+}
+
+ti_status pass_run(ti_session *s, ti_pass_kind kind) {
+    pass_ctx *p = calloc(1, sizeof *p);
+    if (p == NULL) {
+        ti_errbuf err = {s->last_error, sizeof s->last_error};
+        return ti_fail(&err, TI_ERR_OUT_OF_MEMORY, "out of memory for a pass");
+    }
+    p->s = s;
+    p->cat = s->cat;
+    p->kind = kind;
+    p->err.text = s->last_error;
+    p->err.capacity = sizeof s->last_error;
+    ti_status status = TI_OK;
+    if (kind == TI_PASS_PREFILL) {
+        if (s->state.prefilled)
+            status = ti_fail(&p->err, TI_ERR_STATE, "prefill: already run for this session; call ti_reset first");
+        if (status == TI_OK) status = inputs_check_prefill(&s->inputs, s->max_positions, &p->err);
+        if (status == TI_OK) {
+            session_initial_state(s, &p->next);
+            p->T = s->inputs.prompt_len;
+        }
+    } else {
+        if (!s->state.prefilled) status = ti_fail(&p->err, TI_ERR_STATE, "decode: no prefill has run (call ti_prefill)");
+        p->next = s->state;
+        p->T = 1;
+    }
+    if (status != TI_OK) {
+        free(p);
+        return status;
+    }
+    p->index = kind == TI_PASS_PREFILL ? 0 : s->state.passes_run;
+    s->in_pass = true;
+    status = run_pass_body(p);
+    s->in_pass = false;
+    if (status == TI_OK) s->state = p->next;
+    /* Injections belong to one pass, whether it completed or not. */
+    session_clear_injections(s);
+    free(p);
+    return status;
+}
