@@ -1,0 +1,380 @@
+// Opens a trace bundle: validates manifest.json, confines and digest-checks every file it lists,
+// and cross-checks every tensor entry against its safetensors header, all before a single
+// tensor is handed to a comparison. Tensors are then read by offset, whole or in chunks, each
+// verified against its own sha256.
+import { readFile, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { sha256Bytes, sha256File, createSha256 } from './digest.ts';
+import type { DType } from './dtype.ts';
+import { BundleError, formatFieldPath, type BundleIssue } from './errors.ts';
+import { contiguousStrides } from './layout.ts';
+import {
+  MANIFEST_FILE_NAME,
+  parseManifestJson,
+  type BoundaryEntry,
+  type BundleManifest,
+  type InputEntry,
+  type PassEntry,
+} from './manifest-schema.ts';
+import { resolveInsideBundle } from './path-confinement.ts';
+import type { SafetensorsTensorInfo } from './safetensors-header.ts';
+import { DEFAULT_CHUNK_BYTES, SafetensorsFile } from './safetensors-reader.ts';
+
+/** A manifest larger than this is refused before it is parsed. */
+export const MAX_MANIFEST_BYTES = 256 * 1024 * 1024;
+/** Safetensors files kept open at once while reading tensors. */
+const OPEN_FILE_LIMIT = 16;
+
+export interface OpenBundleOptions {
+  /**
+   * 'files' (default): hash every listed file and compare with files[].sha256 before returning.
+   * 'none': only existence and sizes (the per-tensor sha256 is still checked on every read).
+   */
+  readonly verify?: 'files' | 'none';
+}
+
+export interface TensorData {
+  readonly dtype: DType;
+  readonly shape: readonly number[];
+  /** As the producer emitted them; `data` is always row-major. */
+  readonly strides: readonly number[];
+  readonly data: Uint8Array;
+}
+
+export interface TraceBundle {
+  readonly manifest: BundleManifest;
+  /** Absolute path of the bundle folder, as given (symlinks not resolved). */
+  readonly dir: string;
+  readonly manifestPath: string;
+  readonly passes: readonly PassEntry[];
+  boundary(passIndex: number, name: string): BoundaryEntry | undefined;
+  /** One boundary's bytes, verified against its sha256 (E_DIGEST otherwise). */
+  readBoundary(passIndex: number, name: string): Promise<TensorData>;
+  /**
+   * One boundary in chunks. The sha256 is checked when the last chunk has been delivered: the
+   * iteration throws E_DIGEST instead of completing, so a consumer must not conclude anything
+   * from the chunks until the loop has ended normally.
+   */
+  readBoundaryChunks(passIndex: number, name: string, chunkBytes?: number): AsyncGenerator<Uint8Array, void, undefined>;
+  input(name: string): InputEntry | undefined;
+  readInput(name: string): Promise<TensorData>;
+  close(): Promise<void>;
+}
+
+interface TensorLocation {
+  /** Bundle-relative file. */
+  readonly file: string;
+  readonly key: string;
+  readonly sha256: string;
+  /** Manifest field of the sha256, for messages. */
+  readonly digestField: string;
+  readonly header: SafetensorsTensorInfo;
+}
+
+export async function openBundle(dir: string, options: OpenBundleOptions = {}): Promise<TraceBundle> {
+  const verify = options.verify ?? 'files';
+  const manifestPath = join(dir, MANIFEST_FILE_NAME);
+  const manifest = await readManifest(dir, manifestPath);
+  const display = (relPath: string): string => join(dir, relPath);
+
+  const realPaths = new Map<string, string>();
+  for (const [f, entry] of manifest.files.entries()) {
+    const field = formatFieldPath(['files', f]);
+    const real = await resolveInsideBundle(dir, entry.path, { file: manifestPath, field: `${field}.path` });
+    realPaths.set(entry.path, real);
+    const info = await stat(real);
+    if (!info.isFile()) throw new BundleError('E_FILE_NOT_REGULAR', display(entry.path), `${field}.path`, 'is not a regular file');
+    if (info.size !== entry.bytes) {
+      throw new BundleError('E_FILE_SIZE', display(entry.path), `${field}.bytes`, `${MANIFEST_FILE_NAME} lists ${entry.bytes} bytes, the file holds ${info.size}`);
+    }
+  }
+  if (verify === 'files') {
+    for (const [f, entry] of manifest.files.entries()) {
+      const digest = await sha256File(realPaths.get(entry.path) as string);
+      if (digest.sha256 !== entry.sha256) {
+        throw new BundleError(
+          'E_DIGEST',
+          display(entry.path),
+          formatFieldPath(['files', f, 'sha256']),
+          `${MANIFEST_FILE_NAME} lists sha256 ${entry.sha256}, the file hashes to ${digest.sha256} (the file changed after the manifest was written)`,
+        );
+      }
+    }
+  }
+
+  const locations = await crossCheckHeaders(manifest, realPaths, display);
+  return new BundleReader(manifest, resolve(dir), manifestPath, realPaths, locations, display);
+}
+
+async function readManifest(dir: string, manifestPath: string): Promise<BundleManifest> {
+  const real = await resolveInsideBundle(dir, MANIFEST_FILE_NAME, { file: manifestPath, field: '(file)' });
+  const info = await stat(real);
+  if (!info.isFile()) throw new BundleError('E_FILE_NOT_REGULAR', manifestPath, '(file)', 'is not a regular file');
+  if (info.size > MAX_MANIFEST_BYTES) {
+    throw new BundleError('E_MANIFEST_JSON', manifestPath, '(file)', `${info.size} bytes exceeds the ${MAX_MANIFEST_BYTES}-byte limit for a manifest`);
+  }
+  const bytes = await readFile(real);
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch (cause) {
+    throw new BundleError('E_MANIFEST_JSON', manifestPath, '(root)', 'is not valid UTF-8', { cause });
+  }
+  return parseManifestJson(text, manifestPath);
+}
+
+const locationKey = (passIndex: number | 'input', name: string): string => `${passIndex}\u0000${name}`;
+
+/** Opens each tensor file's header once and checks every manifest entry that points into it. */
+async function crossCheckHeaders(
+  manifest: BundleManifest,
+  realPaths: ReadonlyMap<string, string>,
+  display: (relPath: string) => string,
+): Promise<Map<string, TensorLocation>> {
+  interface Claim {
+    readonly lookup: string;
+    readonly at: readonly PropertyKey[];
+    readonly key: string;
+    readonly dtype: DType;
+    readonly shape: readonly number[];
+    readonly byteLength: number | null;
+    readonly sha256: string;
+  }
+  const claimsByFile = new Map<string, Claim[]>();
+  const claim = (file: string, entry: Claim): void => {
+    const list = claimsByFile.get(file) ?? [];
+    list.push(entry);
+    claimsByFile.set(file, list);
+  };
+  manifest.inputs.forEach((input, i) =>
+    claim(input.file, {
+      lookup: locationKey('input', input.name),
+      at: ['inputs', i],
+      key: input.key,
+      dtype: input.dtype,
+      shape: input.shape,
+      byteLength: null,
+      sha256: input.sha256,
+    }),
+  );
+  manifest.passes.forEach((pass, p) =>
+    pass.boundaries.forEach((boundary, b) =>
+      claim(pass.file, {
+        lookup: locationKey(p, boundary.name),
+        at: ['passes', p, 'boundaries', b],
+        key: boundary.key,
+        dtype: boundary.dtype,
+        shape: boundary.shape,
+        byteLength: boundary.byte_length,
+        sha256: boundary.sha256,
+      }),
+    ),
+  );
+  // A pass with no boundaries still names a file that must be a valid safetensors file.
+  for (const pass of manifest.passes) if (!claimsByFile.has(pass.file)) claimsByFile.set(pass.file, []);
+
+  const locations = new Map<string, TensorLocation>();
+  for (const [file, claims] of claimsByFile) {
+    const real = realPaths.get(file) as string; // parseManifest guarantees every used file is listed
+    const tensors = await SafetensorsFile.open(real, { displayName: display(file) });
+    await tensors.close();
+    const issues: BundleIssue[] = [];
+    const claimedKeys = new Set<string>();
+    for (const entry of claims) {
+      claimedKeys.add(entry.key);
+      const field = (name: string): string => formatFieldPath([...entry.at, name]);
+      const header = tensors.tensor(entry.key);
+      if (header === undefined) {
+        issues.push({ code: 'E_TENSOR_MISSING', field: field('key'), message: `the file has no tensor "${entry.key}"` });
+        continue;
+      }
+      if (header.dtype !== entry.dtype) {
+        issues.push({ code: 'E_DTYPE_MISMATCH', field: field('dtype'), message: `manifest says ${entry.dtype}, header["${entry.key}"] says ${header.dtype}` });
+      }
+      if (header.shape.length !== entry.shape.length || header.shape.some((extent, axis) => extent !== entry.shape[axis])) {
+        issues.push({
+          code: 'E_SHAPE_MISMATCH',
+          field: field('shape'),
+          message: `manifest says [${entry.shape.join(', ')}], header["${entry.key}"] says [${header.shape.join(', ')}]`,
+        });
+      }
+      if (entry.byteLength !== null && entry.byteLength !== header.byteLength) {
+        issues.push({
+          code: 'E_BYTE_LENGTH',
+          field: field('byte_length'),
+          message: `manifest says ${entry.byteLength}, header["${entry.key}"] spans ${header.byteLength} bytes`,
+        });
+      }
+      locations.set(entry.lookup, { file, key: entry.key, sha256: entry.sha256, digestField: field('sha256'), header });
+    }
+    for (const key of tensors.keys()) {
+      if (!claimedKeys.has(key)) {
+        issues.push({ code: 'E_TENSOR_UNLISTED', field: formatFieldPath(['header', key]), message: `the file holds a tensor that ${MANIFEST_FILE_NAME} does not list` });
+      }
+    }
+    if (issues.length > 0) throw BundleError.fromIssues(display(file), issues);
+  }
+  return locations;
+}
+
+class BundleReader implements TraceBundle {
+  readonly passes: readonly PassEntry[];
+  private readonly openFiles = new Map<string, { file: Promise<SafetensorsFile>; users: number }>();
+
+  constructor(
+    readonly manifest: BundleManifest,
+    readonly dir: string,
+    readonly manifestPath: string,
+    private readonly realPaths: ReadonlyMap<string, string>,
+    private readonly locations: ReadonlyMap<string, TensorLocation>,
+    private readonly display: (relPath: string) => string,
+  ) {
+    this.passes = manifest.passes;
+  }
+
+  boundary(passIndex: number, name: string): BoundaryEntry | undefined {
+    return this.manifest.passes[passIndex]?.boundaries.find((boundary) => boundary.name === name);
+  }
+
+  input(name: string): InputEntry | undefined {
+    return this.manifest.inputs.find((input) => input.name === name);
+  }
+
+  async readBoundary(passIndex: number, name: string): Promise<TensorData> {
+    const entry = this.requireBoundary(passIndex, name);
+    const data = await this.readVerified(this.locate(passIndex, name));
+    return { dtype: entry.dtype, shape: entry.shape, strides: entry.strides, data };
+  }
+
+  async *readBoundaryChunks(passIndex: number, name: string, chunkBytes = DEFAULT_CHUNK_BYTES): AsyncGenerator<Uint8Array, void, undefined> {
+    this.requireBoundary(passIndex, name);
+    const location = this.locate(passIndex, name);
+    const file = await this.acquire(location);
+    try {
+      const hash = createSha256();
+      for await (const chunk of file.readTensorChunks(location.key, chunkBytes)) {
+        hash.update(chunk);
+        yield chunk;
+      }
+      this.checkDigest(location, hash.digest('hex'));
+    } finally {
+      await this.release(location.file);
+    }
+  }
+
+  async readInput(name: string): Promise<TensorData> {
+    const entry = this.input(name);
+    if (entry === undefined) throw new BundleError('E_BOUNDARY_MISSING', this.manifestPath, 'inputs', `no input named "${name}"`);
+    const data = await this.readVerified(this.locate('input', name));
+    return { dtype: entry.dtype, shape: entry.shape, strides: contiguousStrides(entry.shape), data };
+  }
+
+  async close(): Promise<void> {
+    const files = [...this.openFiles.values()];
+    this.openFiles.clear();
+    await Promise.all(files.map(async (slot) => (await slot.file).close()));
+  }
+
+  private requireBoundary(passIndex: number, name: string): BoundaryEntry {
+    const entry = this.boundary(passIndex, name);
+    if (entry === undefined) {
+      const where = this.manifest.passes[passIndex] === undefined ? `pass ${passIndex} does not exist` : `pass ${passIndex} has no boundary "${name}"`;
+      throw new BundleError('E_BOUNDARY_MISSING', this.manifestPath, formatFieldPath(['passes', passIndex]), where);
+    }
+    return entry;
+  }
+
+  private locate(passIndex: number | 'input', name: string): TensorLocation {
+    const location = this.locations.get(locationKey(passIndex, name));
+    if (location === undefined) throw new Error(`internal: no location for ${String(passIndex)}/${name}`);
+    return location;
+  }
+
+  private async readVerified(location: TensorLocation): Promise<Uint8Array> {
+    const file = await this.acquire(location);
+    try {
+      const data = await file.readTensor(location.key);
+      this.checkDigest(location, sha256Bytes(data));
+      return data;
+    } finally {
+      await this.release(location.file);
+    }
+  }
+
+  private checkDigest(location: TensorLocation, actual: string): void {
+    if (actual !== location.sha256) {
+      throw new BundleError(
+        'E_DIGEST',
+        this.display(location.file),
+        location.digestField,
+        `tensor "${location.key}": ${MANIFEST_FILE_NAME} lists sha256 ${location.sha256}, its bytes hash to ${actual}`,
+      );
+    }
+  }
+
+  /** Opens (or reuses) a tensor file and checks the tensor still sits where it was validated. */
+  private async acquire(location: TensorLocation): Promise<SafetensorsFile> {
+    let slot = this.openFiles.get(location.file);
+    if (slot === undefined) {
+      const real = this.realPaths.get(location.file) as string;
+      slot = { file: SafetensorsFile.open(real, { displayName: this.display(location.file) }), users: 0 };
+      this.openFiles.set(location.file, slot);
+    } else {
+      // Re-insert: Map order is the recency order used for eviction.
+      this.openFiles.delete(location.file);
+      this.openFiles.set(location.file, slot);
+    }
+    slot.users += 1;
+    let file: SafetensorsFile;
+    try {
+      file = await slot.file;
+    } catch (error) {
+      slot.users -= 1;
+      this.openFiles.delete(location.file);
+      throw error;
+    }
+    const now = file.tensor(location.key);
+    const then = location.header;
+    if (now === undefined || now.begin !== then.begin || now.end !== then.end || now.dtype !== then.dtype || now.shape.join(',') !== then.shape.join(',')) {
+      await this.release(location.file);
+      throw new BundleError('E_SAFETENSORS_HEADER', this.display(location.file), formatFieldPath(['header', location.key]), 'changed since the bundle was opened');
+    }
+    return file;
+  }
+
+  private async release(file: string): Promise<void> {
+    const slot = this.openFiles.get(file);
+    if (slot !== undefined) slot.users -= 1;
+    if (this.openFiles.size <= OPEN_FILE_LIMIT) return;
+    for (const [name, candidate] of this.openFiles) {
+      if (this.openFiles.size <= OPEN_FILE_LIMIT) break;
+      if (candidate.users > 0) continue;
+      this.openFiles.delete(name);
+      await (await candidate.file).close();
+    }
+  }
+}
+
+/**
+ * The weights file named by provenance.model.weights_file (relative to the bundle folder; it
+ * lives outside the bundle by design, so it is not confined), verified against weights_sha256.
+ */
+export async function resolveWeights(bundle: TraceBundle): Promise<string> {
+  const { weights_file: weightsFile, weights_sha256: expected } = bundle.manifest.provenance.model;
+  const path = resolve(bundle.dir, weightsFile);
+  let digest: string;
+  try {
+    digest = (await sha256File(path)).sha256;
+  } catch (cause) {
+    throw new BundleError('E_FILE_MISSING', path, 'provenance.model.weights_file', `cannot read the weights named by ${bundle.manifestPath}`, { cause });
+  }
+  if (digest !== expected) {
+    throw new BundleError(
+      'E_DIGEST',
+      path,
+      'provenance.model.weights_sha256',
+      `${bundle.manifestPath} lists sha256 ${expected}, the weights file hashes to ${digest} (different weights than the bundle was made from)`,
+    );
+  }
+  return path;
+}

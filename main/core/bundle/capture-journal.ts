@@ -1,0 +1,112 @@
+// The capture journal (capture.journal.jsonl): an append-only log that makes a native capture
+// recoverable after its process dies. One JSON object per line; a line counts only once its
+// newline is on disk, so a torn last line is simply ignored.
+import { z } from 'zod';
+import { DTypeSchema } from './dtype.ts';
+import { BundleError } from './errors.ts';
+import {
+  CaseSchema,
+  FileEntrySchema,
+  InputEntrySchema,
+  KnownGapSchema,
+  PassKindSchema,
+  PassModeSchema,
+  ProvenanceSchema,
+  Sha256HexSchema,
+  ShapeSchema,
+  StridesSchema,
+} from './manifest-schema.ts';
+
+export const JOURNAL_FILE_NAME = 'capture.journal.jsonl';
+export const INPUTS_FILE_NAME = 'inputs.safetensors';
+export const JOURNAL_VERSION = 1;
+
+export const passFileName = (index: number): string => `pass-${String(index).padStart(3, '0')}.safetensors`;
+export const spillFileName = (index: number): string => `pass-${String(index).padStart(3, '0')}.spill`;
+export const SPILL_FILE_PATTERN = /^pass-(\d{3,})\.spill$/;
+/** Temporary names used by the writers before a file is linked into place. */
+export const TEMP_FILE_PATTERN = /^\..+\.tmp-\d+-[0-9a-f]+$/;
+
+const Count = z.int().min(0);
+
+export const JournalHeaderSchema = z.strictObject({
+  t: z.literal('header'),
+  journal_version: z.literal(JOURNAL_VERSION),
+  case: CaseSchema,
+  provenance: ProvenanceSchema,
+  inputs: z.array(InputEntrySchema),
+  known_gaps: z.array(KnownGapSchema),
+  inputs_file: FileEntrySchema,
+});
+export type JournalHeader = z.infer<typeof JournalHeaderSchema>;
+
+export const JournalPassBeginSchema = z.strictObject({ t: z.literal('pass_begin'), pass: Count, kind: PassKindSchema });
+
+export const JournalRecordSchema = z.strictObject({
+  t: z.literal('record'),
+  pass: Count,
+  name: z.string().min(1),
+  stage: z.string().min(1),
+  dtype: DTypeSchema,
+  shape: ShapeSchema,
+  strides: StridesSchema,
+  /** Byte offset of the record's data in the pass spill. */
+  offset: Count,
+  byte_length: Count,
+  sha256: Sha256HexSchema,
+});
+export type JournalRecord = z.infer<typeof JournalRecordSchema>;
+
+export const JournalPassSealedSchema = z.strictObject({
+  t: z.literal('pass_sealed'),
+  pass: Count,
+  mode: PassModeSchema.nullable(),
+  file: FileEntrySchema,
+  /** How many of the pass's journaled records the sealed file holds (recovery may drop some). */
+  records: Count,
+});
+export type JournalPassSealed = z.infer<typeof JournalPassSealedSchema>;
+
+export const JournalLineSchema = z.discriminatedUnion('t', [
+  JournalHeaderSchema,
+  JournalPassBeginSchema,
+  JournalRecordSchema,
+  JournalPassSealedSchema,
+]);
+export type JournalLine = z.infer<typeof JournalLineSchema>;
+
+export function journalLine(line: JournalLine): string {
+  return `${JSON.stringify(line)}\n`;
+}
+
+export interface ParsedJournal {
+  readonly lines: readonly JournalLine[];
+  /** Bytes of complete lines; anything after is a torn tail left by a crash. */
+  readonly completeBytes: number;
+  readonly tornTail: boolean;
+}
+
+/** Parses journal text: complete lines must be valid; an unterminated last line is dropped. */
+export function parseJournal(text: string, file: string): ParsedJournal {
+  const end = text.lastIndexOf('\n') + 1;
+  const complete = text.slice(0, end);
+  const lines: JournalLine[] = [];
+  complete
+    .split('\n')
+    .slice(0, -1)
+    .forEach((raw, i) => {
+      let value: unknown;
+      try {
+        value = JSON.parse(raw);
+      } catch (cause) {
+        throw new BundleError('E_JOURNAL', file, `line ${i + 1}`, 'is not valid JSON although it is complete (the journal is corrupt)', { cause });
+      }
+      const parsed = JournalLineSchema.safeParse(value);
+      if (!parsed.success) {
+        const detail = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ');
+        throw new BundleError('E_JOURNAL', file, `line ${i + 1}`, `is not a journal line: ${detail}`);
+      }
+      lines.push(parsed.data);
+    });
+  return { lines, completeBytes: Buffer.byteLength(complete, 'utf8'), tornTail: end < text.length };
+}

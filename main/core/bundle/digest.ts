@@ -1,0 +1,57 @@
+// sha256 of files (streamed in chunks, never the whole file in memory) and of byte arrays.
+import { createHash, type Hash } from 'node:crypto';
+import { closeSync, openSync, readSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+
+export const DIGEST_CHUNK_BYTES = 8 * 1024 * 1024;
+
+export interface FileDigest {
+  readonly sha256: string;
+  readonly bytes: number;
+}
+
+export function sha256Bytes(data: Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/** Streaming hasher for callers that see the bytes piece by piece. */
+export function createSha256(): Hash {
+  return createHash('sha256');
+}
+
+export async function sha256File(path: string, chunkBytes = DIGEST_CHUNK_BYTES): Promise<FileDigest> {
+  const hash = createHash('sha256');
+  const handle = await open(path, 'r');
+  try {
+    const buffer = Buffer.allocUnsafe(chunkBytes);
+    let bytes = 0;
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, 0, chunkBytes, bytes);
+      if (bytesRead === 0) break;
+      hash.update(buffer.subarray(0, bytesRead));
+      bytes += bytesRead;
+    }
+    return { sha256: hash.digest('hex'), bytes };
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Synchronous variant for the capture writer, which runs synchronously on the engine's thread. */
+export function sha256FileSync(path: string, chunkBytes = DIGEST_CHUNK_BYTES): FileDigest {
+  const hash = createHash('sha256');
+  const fd = openSync(path, 'r');
+  try {
+    const buffer = Buffer.allocUnsafe(chunkBytes);
+    let bytes = 0;
+    for (;;) {
+      const bytesRead = readSync(fd, buffer, 0, chunkBytes, bytes);
+      if (bytesRead === 0) break;
+      hash.update(buffer.subarray(0, bytesRead));
+      bytes += bytesRead;
+    }
+    return { sha256: hash.digest('hex'), bytes };
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,433 @@
+// manifest.json of a trace bundle (schema "trace-inspector.bundle", version 1), as specified by
+// docs/bundle-format.md: the zod schema, its types, and `parseManifest`, which adds the checks a
+// schema cannot express (pass order, unique names, byte lengths, confined paths, contracts).
+import { z } from 'zod';
+import { DTypeSchema, DTYPE_SIZE, elementCount } from './dtype.ts';
+import { BundleError, formatFieldPath, type BundleErrorCode, type BundleIssue } from './errors.ts';
+import { isRowMajor } from './layout.ts';
+import { checkBundlePath } from './path-confinement.ts';
+import { issuesFromZod } from './zod-issues.ts';
+
+export const BUNDLE_SCHEMA_NAME = 'trace-inspector.bundle';
+export const BUNDLE_SCHEMA_VERSION = 1;
+export const MANIFEST_FILE_NAME = 'manifest.json';
+
+export const BUNDLE_KINDS = ['reference', 'oracle-f64', 'native'] as const;
+export const BundleKindSchema = z.enum(BUNDLE_KINDS);
+export type BundleKind = z.infer<typeof BundleKindSchema>;
+
+const NonEmptyString = z.string().min(1, { error: 'expected a non-empty string' });
+export const Sha256HexSchema = z.string().regex(/^[0-9a-f]{64}$/, { error: 'expected 64 lowercase hex characters (a sha256)' });
+const GitRevisionSchema = z
+  .string()
+  .regex(/^[0-9a-f]{7,64}$/, { error: 'expected the git commit of the generator source (7 to 64 lowercase hex characters)' });
+const Count = z.int().min(0);
+const NonNegativeFinite = z.number().min(0).refine(Number.isFinite, { error: 'expected a finite number' });
+export const ShapeSchema = z.array(Count);
+export const StridesSchema = z.array(z.int());
+
+// ---- provenance -------------------------------------------------------------------------
+
+export const ModelProvenanceSchema = z.strictObject({
+  name: NonEmptyString,
+  checkpoint_revision: NonEmptyString,
+  /** Relative to the bundle folder; informative, never read through the bundle. */
+  weights_file: NonEmptyString,
+  weights_sha256: Sha256HexSchema,
+});
+
+export const GeneratorProvenanceSchema = z.strictObject({
+  implementation: NonEmptyString,
+  revision: GitRevisionSchema,
+  /** The generator's tree had uncommitted changes: `revision` then does not pin the source. */
+  dirty: z.boolean(),
+  command: NonEmptyString,
+});
+
+const RuntimeValueSchema = z.union([z.string(), z.number(), z.boolean()]);
+/** Runtime versions: free-form by name; the required names depend on the bundle kind. */
+export const RuntimeSchema = z.record(z.string(), RuntimeValueSchema);
+
+const ReferenceRuntimeSchema = z.object({ torch: NonEmptyString, python: NonEmptyString }).catchall(RuntimeValueSchema);
+const NativeRuntimeSchema = z
+  .object({
+    node: NonEmptyString,
+    engine_name: NonEmptyString,
+    engine_version: NonEmptyString,
+    engine_build_id: NonEmptyString,
+    engine_library_sha256: Sha256HexSchema,
+    engine_abi_version: z.int().min(1),
+  })
+  .catchall(RuntimeValueSchema);
+
+export const PRECISIONS = ['float32', 'float64', 'native'] as const;
+export const PrecisionSchema = z.enum(PRECISIONS);
+export type Precision = z.infer<typeof PrecisionSchema>;
+
+/** The precision each bundle kind computes in (a reference is float32 by definition here). */
+export const PRECISION_OF_KIND: Readonly<Record<BundleKind, Precision>> = {
+  reference: 'float32',
+  'oracle-f64': 'float64',
+  native: 'native',
+};
+
+const IsoTimeSchema = z.iso.datetime({ offset: true, error: 'expected an ISO 8601 time such as 2026-12-02T10:00:00Z' });
+
+export const ProvenanceSchema = z.strictObject({
+  model: ModelProvenanceSchema,
+  generator: GeneratorProvenanceSchema,
+  runtime: RuntimeSchema,
+  precision: PrecisionSchema,
+  created_at: IsoTimeSchema,
+});
+export type Provenance = z.infer<typeof ProvenanceSchema>;
+
+/** The provenance a bundle of `kind` must carry (runtime names and precision depend on it). */
+export function provenanceSchemaFor(kind: BundleKind) {
+  return ProvenanceSchema.extend({
+    runtime: kind === 'native' ? NativeRuntimeSchema : ReferenceRuntimeSchema,
+    precision: z.literal(PRECISION_OF_KIND[kind], { error: `expected "${PRECISION_OF_KIND[kind]}" for a ${kind} bundle` }),
+  });
+}
+
+// ---- contracts --------------------------------------------------------------------------
+
+export const NanPolicySchema = z.enum(['positions', 'positions_and_payload']);
+export const SignedZeroPolicySchema = z.enum(['ignore', 'must_match']);
+
+export const BitExactContractSchema = z.strictObject({
+  kind: z.literal('bit_exact'),
+  nan_policy: NanPolicySchema,
+  signed_zero: SignedZeroPolicySchema,
+  reason: NonEmptyString,
+});
+
+/** What a faithful tolerance derives from: never "what passes". */
+export const ContractDerivationSchema = z.strictObject({
+  storage_dtype: DTypeSchema,
+  accumulation_dtype: DTypeSchema,
+  accumulation_length: Count,
+  reduction_order: NonEmptyString,
+  formula: NonEmptyString,
+  allowed_differences: NonEmptyString,
+});
+
+export const FaithfulContractSchema = z.strictObject({
+  kind: z.literal('faithful'),
+  /** An element passes when |n - r| <= abs + rel·|r| ... */
+  abs: NonNegativeFinite,
+  rel: NonNegativeFinite,
+  /** ... or, when set, when its ULP distance <= max_ulp. */
+  max_ulp: Count.nullable(),
+  /** Optional bound on the error relative to the fp64 oracle. */
+  oracle_rel: NonNegativeFinite.nullable(),
+  nan_policy: NanPolicySchema,
+  signed_zero: SignedZeroPolicySchema,
+  derivation: ContractDerivationSchema,
+});
+
+export const ContractSchema = z.discriminatedUnion('kind', [BitExactContractSchema, FaithfulContractSchema]);
+export type BitExactContract = z.infer<typeof BitExactContractSchema>;
+export type FaithfulContract = z.infer<typeof FaithfulContractSchema>;
+export type ContractDerivation = z.infer<typeof ContractDerivationSchema>;
+export type Contract = z.infer<typeof ContractSchema>;
+
+// ---- tensors, passes, files ------------------------------------------------------------------
+
+export const ValidRegionSchema = z.strictObject({
+  axis: Count,
+  length: Count,
+  /** What the elements past `length` along `axis` must hold. */
+  padding: z.enum(['zero', 'any']),
+});
+export type ValidRegion = z.infer<typeof ValidRegionSchema>;
+
+export const LayoutSchema = z.enum(['row-major', 'strided']);
+
+export const BoundaryEntrySchema = z.strictObject({
+  name: NonEmptyString,
+  stage: NonEmptyString,
+  dtype: DTypeSchema,
+  shape: ShapeSchema,
+  /** As the producer emitted them, in elements; the data on disk is always row-major. */
+  strides: StridesSchema,
+  layout: LayoutSchema,
+  key: NonEmptyString,
+  sha256: Sha256HexSchema,
+  byte_length: Count,
+  valid: ValidRegionSchema.nullable(),
+  /** Required in reference and oracle bundles; null in native ones. */
+  contract: ContractSchema.nullable(),
+});
+export type BoundaryEntry = z.infer<typeof BoundaryEntrySchema>;
+
+export const PassKindSchema = z.enum(['prefill', 'decode']);
+export type PassKind = z.infer<typeof PassKindSchema>;
+/** The output a pass produced; null only in a native bundle whose pass was cut short by a crash. */
+export const PassModeSchema = z.enum(['text', 'audio']);
+export type PassMode = z.infer<typeof PassModeSchema>;
+
+export const PassEntrySchema = z.strictObject({
+  index: Count,
+  kind: PassKindSchema,
+  mode: PassModeSchema.nullable(),
+  file: NonEmptyString,
+  boundaries: z.array(BoundaryEntrySchema),
+});
+export type PassEntry = z.infer<typeof PassEntrySchema>;
+
+export const InputEntrySchema = z.strictObject({
+  name: NonEmptyString,
+  dtype: DTypeSchema,
+  shape: ShapeSchema,
+  file: NonEmptyString,
+  key: NonEmptyString,
+  sha256: Sha256HexSchema,
+});
+export type InputEntry = z.infer<typeof InputEntrySchema>;
+
+export const KnownGapSchema = z.strictObject({
+  id: NonEmptyString,
+  boundary: NonEmptyString,
+  passes: z.array(Count),
+  reason: NonEmptyString,
+  reopen_evidence: NonEmptyString,
+});
+export type KnownGap = z.infer<typeof KnownGapSchema>;
+
+export const FileEntrySchema = z.strictObject({
+  path: NonEmptyString,
+  sha256: Sha256HexSchema,
+  bytes: Count,
+});
+export type FileEntry = z.infer<typeof FileEntrySchema>;
+
+export const RUN_STATUSES = ['completed', 'engine_error', 'crashed', 'timeout', 'aborted'] as const;
+export const RunStatusSchema = z.enum(RUN_STATUSES);
+export type RunStatus = z.infer<typeof RunStatusSchema>;
+
+export const RunOutcomeSchema = z.strictObject({
+  status: RunStatusSchema,
+  message: z.string(),
+  /** The last pass with a recorded boundary, null when none was recorded. */
+  last_pass: Count.nullable(),
+  last_boundary: z.string().nullable(),
+});
+export type RunOutcome = z.infer<typeof RunOutcomeSchema>;
+
+export const CaseSchema = z.strictObject({ id: NonEmptyString, description: z.string() });
+export type BundleCase = z.infer<typeof CaseSchema>;
+
+export const BundleManifestSchema = z.strictObject({
+  schema: z.literal(BUNDLE_SCHEMA_NAME),
+  schema_version: z.literal(BUNDLE_SCHEMA_VERSION),
+  kind: BundleKindSchema,
+  case: CaseSchema,
+  provenance: ProvenanceSchema,
+  inputs: z.array(InputEntrySchema),
+  passes: z.array(PassEntrySchema),
+  known_gaps: z.array(KnownGapSchema),
+  files: z.array(FileEntrySchema),
+  /** How a native run ended; required in native bundles, optional elsewhere. */
+  run: RunOutcomeSchema.nullable().optional(),
+});
+export type BundleManifest = z.infer<typeof BundleManifestSchema>;
+
+function manifestSchemaFor(kind: BundleKind) {
+  return BundleManifestSchema.extend({ provenance: provenanceSchemaFor(kind) });
+}
+
+// ---- parsing ------------------------------------------------------------------------------
+
+/** Parses manifest.json text; `file` is how messages name it. */
+export function parseManifestJson(text: string, file: string): BundleManifest {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (cause) {
+    const detail = cause instanceof Error ? cause.message : String(cause);
+    throw new BundleError('E_MANIFEST_JSON', file, '(root)', `not valid JSON: ${detail}`, { cause });
+  }
+  return parseManifest(raw, file);
+}
+
+/**
+ * Validates a parsed manifest: identity (schema name and version) first, then the whole schema
+ * (every issue reported, provenance issues first and as E_PROVENANCE), then the semantic rules.
+ */
+export function parseManifest(raw: unknown, file: string): BundleManifest {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new BundleError('E_MANIFEST_SCHEMA', file, '(root)', 'expected a JSON object');
+  }
+  const top = raw as Record<string, unknown>;
+  if (top['schema'] !== BUNDLE_SCHEMA_NAME) {
+    throw new BundleError('E_SCHEMA_NAME', file, 'schema', `expected "${BUNDLE_SCHEMA_NAME}", found ${describe(top['schema'])}`);
+  }
+  if (top['schema_version'] !== BUNDLE_SCHEMA_VERSION) {
+    throw new BundleError(
+      'E_SCHEMA_VERSION',
+      file,
+      'schema_version',
+      `expected ${BUNDLE_SCHEMA_VERSION} (the version this reader speaks), found ${describe(top['schema_version'])}`,
+    );
+  }
+  const kind = BundleKindSchema.safeParse(top['kind']);
+  if (!kind.success) {
+    throw new BundleError('E_MANIFEST_SCHEMA', file, 'kind', `expected one of ${BUNDLE_KINDS.join(', ')}, found ${describe(top['kind'])}`);
+  }
+
+  // Absent provenance objects are replaced by {} so that every missing leaf is named, not
+  // just the first missing object.
+  const withSkeleton = withProvenanceSkeleton(top);
+  const parsed = manifestSchemaFor(kind.data).safeParse(withSkeleton);
+  if (!parsed.success) throw schemaError(issuesFromZod(parsed.error, withSkeleton, 'E_MANIFEST_SCHEMA'), file);
+  const manifest: BundleManifest = parsed.data;
+  const problems = semanticIssues(manifest);
+  if (problems.length > 0) throw BundleError.fromIssues(file, problems);
+  return manifest;
+}
+
+/**
+ * One error for schema issues: when any concerns provenance the code is E_PROVENANCE and those
+ * issues come first (a bundle that cannot prove where it came from is rejected for that).
+ */
+export function schemaError(issues: readonly BundleIssue[], file: string): BundleError {
+  const isProvenance = (issue: BundleIssue): boolean => issue.field === 'provenance' || issue.field.startsWith('provenance.');
+  const provenance = issues.filter(isProvenance);
+  if (provenance.length === 0) return BundleError.fromIssues(file, issues, 'E_MANIFEST_SCHEMA');
+  const marked = provenance.map((issue): BundleIssue => ({ ...issue, code: 'E_PROVENANCE' }));
+  return BundleError.fromIssues(file, [...marked, ...issues.filter((issue) => !isProvenance(issue))], 'E_PROVENANCE');
+}
+
+/** `top` with absent provenance objects replaced by {}, so zod names each missing leaf. */
+export function withProvenanceSkeleton(top: Record<string, unknown>): Record<string, unknown> {
+  const provenance = top['provenance'];
+  if (provenance === undefined) return { ...top, provenance: { model: {}, generator: {}, runtime: {} } };
+  if (provenance === null || typeof provenance !== 'object' || Array.isArray(provenance)) return top;
+  const filled: Record<string, unknown> = { ...(provenance as Record<string, unknown>) };
+  for (const part of ['model', 'generator', 'runtime']) if (filled[part] === undefined) filled[part] = {};
+  return { ...top, provenance: filled };
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'nothing (the field is missing)';
+  return JSON.stringify(value) ?? String(value);
+}
+
+// ---- semantic rules ------------------------------------------------------------------------
+
+class IssueList {
+  readonly items: BundleIssue[] = [];
+  add(code: BundleErrorCode, path: readonly PropertyKey[], message: string): void {
+    this.items.push({ code, field: formatFieldPath(path), message });
+  }
+}
+
+function semanticIssues(manifest: BundleManifest): BundleIssue[] {
+  const out = new IssueList();
+  const needsContracts = manifest.kind !== 'native';
+  const listedFiles = checkFileList(manifest, out);
+  const useFile = (path: readonly PropertyKey[], file: string): void => {
+    const problem = checkBundlePath(file);
+    if (problem !== null) out.add(problem.code, path, problem.message);
+    else if (!listedFiles.has(file)) out.add('E_FILE_UNLISTED', path, `"${file}" is not listed in files[], so its digest cannot be verified`);
+  };
+
+  const inputNames = new Set<string>();
+  const keysByFile = new Map<string, Set<string>>();
+  const claimKey = (path: readonly PropertyKey[], file: string, key: string): void => {
+    const keys = keysByFile.get(file) ?? new Set<string>();
+    keysByFile.set(file, keys);
+    if (keys.has(key)) out.add('E_DUPLICATE_NAME', path, `tensor key "${key}" of ${file} is used twice`);
+    keys.add(key);
+  };
+  manifest.inputs.forEach((input, i) => {
+    if (inputNames.has(input.name)) out.add('E_DUPLICATE_NAME', ['inputs', i, 'name'], `input "${input.name}" is listed twice`);
+    inputNames.add(input.name);
+    useFile(['inputs', i, 'file'], input.file);
+    claimKey(['inputs', i, 'key'], input.file, input.key);
+  });
+
+  const inputFiles = new Set(manifest.inputs.map((input) => input.file));
+  const passFiles = new Set<string>();
+  manifest.passes.forEach((pass, p) => {
+    if (pass.index !== p) out.add('E_PASS_ORDER', ['passes', p, 'index'], `expected ${p}: passes are listed in order, indices 0..n-1`);
+    const expectedKind = p === 0 ? 'prefill' : 'decode';
+    if (pass.kind !== expectedKind) {
+      out.add('E_PASS_ORDER', ['passes', p, 'kind'], `expected "${expectedKind}": pass 0 is the prefill, every later pass a decode`);
+    }
+    if (pass.mode === null && manifest.kind !== 'native') {
+      out.add('E_MANIFEST_SCHEMA', ['passes', p, 'mode'], 'expected "text" or "audio": a reference pass records the output it produced');
+    }
+    useFile(['passes', p, 'file'], pass.file);
+    if (passFiles.has(pass.file) || inputFiles.has(pass.file)) {
+      out.add('E_DUPLICATE_NAME', ['passes', p, 'file'], `"${pass.file}" is already used by another pass or by the inputs`);
+    }
+    passFiles.add(pass.file);
+    const names = new Set<string>();
+    pass.boundaries.forEach((boundary, b) => {
+      const at = ['passes', p, 'boundaries', b];
+      if (names.has(boundary.name)) out.add('E_DUPLICATE_BOUNDARY', [...at, 'name'], `boundary "${boundary.name}" appears twice in pass ${p}`);
+      names.add(boundary.name);
+      claimKey([...at, 'key'], pass.file, boundary.key);
+      checkBoundaryTensor(boundary, at, out);
+      if (needsContracts && boundary.contract === null) {
+        out.add('E_CONTRACT', [...at, 'contract'], `a ${manifest.kind} bundle declares bit_exact or faithful for every boundary`);
+      }
+    });
+  });
+
+  const gapIds = new Set<string>();
+  manifest.known_gaps.forEach((gap, g) => {
+    if (gapIds.has(gap.id)) out.add('E_DUPLICATE_NAME', ['known_gaps', g, 'id'], `gap id "${gap.id}" is declared twice`);
+    gapIds.add(gap.id);
+    gap.passes.forEach((index, i) => {
+      if (index >= manifest.passes.length) {
+        out.add('E_PASS_ORDER', ['known_gaps', g, 'passes', i], `pass ${index} does not exist (the bundle has ${manifest.passes.length})`);
+      }
+    });
+  });
+
+  if (manifest.kind === 'native' && (manifest.run === undefined || manifest.run === null)) {
+    out.add('E_RUN', ['run'], 'a native bundle records how its run ended (status, message, last_pass, last_boundary)');
+  }
+  return out.items;
+}
+
+function checkFileList(manifest: BundleManifest, out: IssueList): Set<string> {
+  const listed = new Set<string>();
+  manifest.files.forEach((entry, f) => {
+    const problem = checkBundlePath(entry.path);
+    if (problem !== null) out.add(problem.code, ['files', f, 'path'], problem.message);
+    if (listed.has(entry.path)) out.add('E_DUPLICATE_NAME', ['files', f, 'path'], `"${entry.path}" is listed twice`);
+    if (entry.path === MANIFEST_FILE_NAME) out.add('E_PATH_INVALID', ['files', f, 'path'], 'manifest.json cannot list itself');
+    listed.add(entry.path);
+  });
+  return listed;
+}
+
+function checkBoundaryTensor(boundary: BoundaryEntry, at: readonly PropertyKey[], out: IssueList): void {
+  const { dtype, shape, strides } = boundary;
+  const expectedBytes = elementCount(shape) * DTYPE_SIZE[dtype];
+  if (boundary.byte_length !== expectedBytes) {
+    out.add(
+      'E_BYTE_LENGTH',
+      [...at, 'byte_length'],
+      `expected ${expectedBytes} (${elementCount(shape)} elements of ${dtype} x ${DTYPE_SIZE[dtype]} bytes for shape [${shape.join(', ')}]), found ${boundary.byte_length}`,
+    );
+  }
+  if (strides.length !== shape.length) {
+    out.add('E_SHAPE', [...at, 'strides'], `has ${strides.length} entries but shape [${shape.join(', ')}] has rank ${shape.length}`);
+  } else {
+    const layout = isRowMajor(shape, strides) ? 'row-major' : 'strided';
+    if (boundary.layout !== layout) {
+      out.add('E_LAYOUT', [...at, 'layout'], `expected "${layout}" for strides [${strides.join(', ')}] of shape [${shape.join(', ')}]`);
+    }
+  }
+  if (boundary.valid !== null) {
+    const { axis, length } = boundary.valid;
+    const extent = shape[axis];
+    if (extent === undefined) out.add('E_SHAPE', [...at, 'valid', 'axis'], `axis ${axis} does not exist in shape [${shape.join(', ')}]`);
+    else if (length > extent) out.add('E_SHAPE', [...at, 'valid', 'length'], `${length} exceeds the extent ${extent} of axis ${axis}`);
+  }
+}

@@ -1,0 +1,135 @@
+// Reads a safetensors file by offset: only the length prefix and the header are read at open
+// (bounded and validated); tensors are read one at a time, whole or in chunks. The whole file
+// is never read.
+import { open, type FileHandle } from 'node:fs/promises';
+import { BundleError } from './errors.ts';
+import { MAX_HEADER_BYTES, parseSafetensorsHeader, type SafetensorsTensorInfo } from './safetensors-header.ts';
+
+export const DEFAULT_CHUNK_BYTES = 8 * 1024 * 1024;
+
+export interface SafetensorsOpenOptions {
+  /** How messages name the file (e.g. bundle-relative); defaults to the path. */
+  readonly displayName?: string;
+}
+
+export class SafetensorsFile {
+  readonly path: string;
+  readonly displayName: string;
+  readonly fileSize: number;
+  /** Byte position of the data section (8 + header length). */
+  readonly dataStart: number;
+  readonly metadata: Readonly<Record<string, string>> | null;
+  /** Tensors in data order. */
+  readonly tensors: readonly SafetensorsTensorInfo[];
+  private readonly byKey: ReadonlyMap<string, SafetensorsTensorInfo>;
+  private handle: FileHandle | null;
+
+  private constructor(
+    handle: FileHandle,
+    path: string,
+    displayName: string,
+    fileSize: number,
+    dataStart: number,
+    tensors: readonly SafetensorsTensorInfo[],
+    metadata: Readonly<Record<string, string>> | null,
+  ) {
+    this.handle = handle;
+    this.path = path;
+    this.displayName = displayName;
+    this.fileSize = fileSize;
+    this.dataStart = dataStart;
+    this.tensors = tensors;
+    this.metadata = metadata;
+    this.byKey = new Map(tensors.map((tensor) => [tensor.key, tensor]));
+  }
+
+  static async open(path: string, options: SafetensorsOpenOptions = {}): Promise<SafetensorsFile> {
+    const name = options.displayName ?? path;
+    const handle = await open(path, 'r');
+    try {
+      const { size } = await handle.stat();
+      if (size < 8) {
+        throw new BundleError('E_SAFETENSORS_HEADER', name, 'header length', `the file holds ${size} bytes, fewer than the 8-byte header length`);
+      }
+      const prefix = await readExactly(handle, 8, 0, name);
+      const headerLength = Buffer.from(prefix.buffer, prefix.byteOffset, 8).readBigUInt64LE(0);
+      if (headerLength > BigInt(MAX_HEADER_BYTES)) {
+        throw new BundleError('E_SAFETENSORS_HEADER', name, 'header length', `${headerLength} bytes exceeds the ${MAX_HEADER_BYTES}-byte limit`);
+      }
+      const length = Number(headerLength);
+      if (8 + length > size) {
+        throw new BundleError(
+          'E_SAFETENSORS_HEADER',
+          name,
+          'header length',
+          `${length} bytes runs past the end of the file (the file holds ${size} bytes, ${size - 8} after the length prefix)`,
+        );
+      }
+      const headerBytes = await readExactly(handle, length, 8, name);
+      const header = parseSafetensorsHeader(headerBytes, size - 8 - length, name);
+      return new SafetensorsFile(handle, path, name, size, 8 + length, header.tensors, header.metadata);
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+  }
+
+  keys(): string[] {
+    return this.tensors.map((tensor) => tensor.key);
+  }
+
+  tensor(key: string): SafetensorsTensorInfo | undefined {
+    return this.byKey.get(key);
+  }
+
+  info(key: string): SafetensorsTensorInfo {
+    const tensor = this.byKey.get(key);
+    if (tensor === undefined) throw new BundleError('E_TENSOR_MISSING', this.displayName, `header[${JSON.stringify(key)}]`, 'no tensor with this key');
+    return tensor;
+  }
+
+  /** The bytes of one tensor, exactly its span. */
+  async readTensor(key: string): Promise<Uint8Array> {
+    const tensor = this.info(key);
+    return readExactly(this.openHandle(), tensor.byteLength, this.dataStart + tensor.begin, this.displayName);
+  }
+
+  /**
+   * The bytes of one tensor in chunks of at most `chunkBytes` (each a fresh array the caller may
+   * keep), so a multi-GB tensor is never held whole.
+   */
+  async *readTensorChunks(key: string, chunkBytes = DEFAULT_CHUNK_BYTES): AsyncGenerator<Uint8Array, void, undefined> {
+    if (!Number.isSafeInteger(chunkBytes) || chunkBytes <= 0) throw new RangeError(`chunkBytes must be a positive integer, got ${chunkBytes}`);
+    const tensor = this.info(key);
+    let done = 0;
+    while (done < tensor.byteLength) {
+      const size = Math.min(chunkBytes, tensor.byteLength - done);
+      yield await readExactly(this.openHandle(), size, this.dataStart + tensor.begin + done, this.displayName);
+      done += size;
+    }
+  }
+
+  async close(): Promise<void> {
+    const handle = this.handle;
+    this.handle = null;
+    if (handle !== null) await handle.close();
+  }
+
+  private openHandle(): FileHandle {
+    if (this.handle === null) throw new Error(`${this.displayName}: the safetensors file is closed`);
+    return this.handle;
+  }
+}
+
+async function readExactly(handle: FileHandle, length: number, position: number, name: string): Promise<Uint8Array> {
+  const out = new Uint8Array(length);
+  let done = 0;
+  while (done < length) {
+    const { bytesRead } = await handle.read(out, done, length - done, position + done);
+    if (bytesRead === 0) {
+      throw new BundleError('E_FILE_SIZE', name, 'data', `the file ended after ${position + done} bytes while ${position + length} were expected (it shrank while being read)`);
+    }
+    done += bytesRead;
+  }
+  return out;
+}

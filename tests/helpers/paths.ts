@@ -1,0 +1,30 @@
+// Locations the tests share: the checkout, the built engines and the committed fixtures.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const REFERENCE_ENGINE = join(REPO_ROOT, 'engine', 'build', 'libti_reference.so');
+export const TESTLIB_DIR = join(REPO_ROOT, 'engine', 'build', 'testlibs');
+export const MINIMAL_ENGINE = join(REPO_ROOT, 'engine', 'build', 'examples', 'libminimal_engine.so');
+export const ASAN_DRIVER = join(REPO_ROOT, 'engine', 'build', 'asan', 'ti_driver');
+export const FIXTURES_DIR = join(REPO_ROOT, 'fixtures');
+export const BUNDLES_DIR = join(FIXTURES_DIR, 'bundles');
+export const WEIGHTS_FILE = join(FIXTURES_DIR, 'weights', 'tiny-lfm2.5-audio.safetensors');
+export const CLI = join(REPO_ROOT, 'bin', 'trace-inspector.js');
+
+/** Every committed case; a case that disappears must fail the suite, so this list is explicit. */
+export const CASES = ['interleaved', 'topk_ties', 'prefill_1tok', 'nan_inf', 'greedy'] as const;
+
+export function referenceBundle(caseId: string): string {
+  return join(BUNDLES_DIR, caseId, 'reference');
+}
+
+export function oracleBundle(caseId: string): string {
+  return join(BUNDLES_DIR, caseId, 'oracle-f64');
+}
+
+export function freshTempDir(prefix: string): string {
+  return mkdtempSync(join(tmpdir(), `ti-${prefix}-`));
+}
