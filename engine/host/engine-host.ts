@@ -1,0 +1,690 @@
+// EngineHost: the public face of the engine host, used by the CLI, the gate and the app.
+//
+//   const host = await EngineHost.start({ library });            // loads, checks ABI, describe()
+//   await host.open({}, weightsPath);
+//   await host.setInput('prompt_tokens', { dtype: 'I32', shape: [3], data });
+//   await host.beginCapture(dir, header);                         // records go to a bundle
+//   const pass = await host.runPass('prefill');                   // ok | engine_error | crashed | timeout
+//   const manifest = await host.finishCapture(run);
+//   await host.close();
+//
+// Isolation 'process' (the default) runs the engine worker in a forked engine-host process: a
+// SIGSEGV, an abort or a hang in the engine kills that process, and the pending runPass resolves
+// with status 'crashed' or 'timeout', naming the pass and the last boundary received; the capture
+// is then recovered from this process (NativeBundleWriter.recover) so every record already
+// written stays readable. A watchdog (passTimeoutMs) SIGKILLs a child that does not answer. After
+// a crash or a timeout the host is dead: every later call rejects with EngineHostDeadError.
+//
+// Isolation 'thread' runs the same worker as a worker_threads Worker of this process: no crash
+// protection (a SIGSEGV or abort in the engine ends this process), and a hang in native code
+// cannot be interrupted: the watchdog still reports 'timeout' and marks the host dead, but the
+// worker thread keeps spinning until this process exits. Meant for trusted engines and for
+// measuring the cost of isolation.
+//
+// This module is plain Node (no electron) and runs on the caller's thread; every message from the
+// worker or the engine-host process is validated (engine-protocol.ts) before use.
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve as resolvePath } from 'node:path';
+import type { Readable } from 'node:stream';
+import { Worker } from 'node:worker_threads';
+import type { DType } from '../../main/core/bundle/dtype.ts';
+import type { RunOutcome } from '../../main/core/bundle/manifest-schema.ts';
+import { NativeBundleWriter, type NativeBundleHeader } from '../../main/core/bundle/native-bundle-writer.ts';
+import type { EngineDescription } from './engine-description.ts';
+import { EngineCallError, EngineHostDeadError, EngineHostError, EngineLoadError } from './engine-errors.ts';
+import {
+  CRUMB_BYTES,
+  CRUMB_SLOTS,
+  HOST_PROCESS_MESSAGE_FD,
+  REPLY_VALUE_SCHEMAS,
+  WorkerMessageSchema,
+  type CrumbTarget,
+  type JsonValue,
+  type PassKind,
+  type ReplyError,
+  type ReplyValue,
+  type SessionState,
+  type WorkerData,
+  type WorkerOp,
+  type WorkerRequest,
+} from './engine-protocol.ts';
+import { engineScriptPath } from './engine-scripts.ts';
+
+export type Isolation = 'process' | 'thread';
+
+export interface EngineHostOptions {
+  /** Path of the engine shared library (resolved to an absolute path before loading). */
+  library: string;
+  /** Default 'process'. */
+  isolation?: Isolation;
+  /** How long one engine call (a pass, or any other) may take before the watchdog fires. Default 60 s. */
+  passTimeoutMs?: number;
+}
+
+export const DEFAULT_PASS_TIMEOUT_MS = 60_000;
+
+/** A tensor handed to the engine: row-major little-endian bytes. */
+export interface HostTensor {
+  dtype: DType;
+  shape: readonly number[];
+  data: ArrayBufferView;
+}
+
+/** A record as announced during a pass: what arrived, never its data. */
+export interface RecordEvent {
+  pass: number;
+  name: string;
+  stage: string;
+  dtype: DType;
+  shape: readonly number[];
+  /** Bytes of the record's row-major data. */
+  byteLength: number;
+}
+
+export interface PassOk {
+  status: 'ok';
+  index: number;
+  kind: PassKind;
+  /** The output this pass produced ("text", "audio"), from ti_session_state() after the pass. */
+  mode: string;
+  recordCount: number;
+  bytes: number;
+  /** Time inside ti_prefill / ti_decode, record callbacks included, measured in the worker. */
+  durationMs: number;
+  state: SessionState;
+}
+
+export interface PassEngineError {
+  status: 'engine_error';
+  index: number;
+  kind: PassKind;
+  /** ti_status_string() of the returned status. */
+  code: string;
+  /** The engine's ti_last_error(), or the host's reason when it stopped the pass. */
+  message: string;
+  recordCount: number;
+  lastBoundary: string | null;
+}
+
+/** What a crash or a timeout left behind. */
+interface PassDeath {
+  index: number;
+  kind: PassKind;
+  /** The last boundary announced in this pass, null when the pass announced none. */
+  lastBoundary: string | null;
+  /** Records announced in this pass before it died. */
+  recordCount: number;
+  message: string;
+  /** manifest.json of the recovered capture, when a capture was open and recovery succeeded. */
+  recoveredManifest: string | null;
+  /** Why recovery failed, when it did. */
+  recoveryError: string | null;
+}
+
+export interface PassCrashed extends PassDeath {
+  status: 'crashed';
+  /** The signal that killed the engine-host process (SIGSEGV, SIGABRT...), or null. */
+  signal: string | null;
+  exitCode: number | null;
+}
+
+export interface PassTimeout extends PassDeath {
+  status: 'timeout';
+  timeoutMs: number;
+}
+
+export type PassResult = PassOk | PassEngineError | PassCrashed | PassTimeout;
+
+// ---- transports --------------------------------------------------------------------------
+
+/** How the worker (or its process) went away. */
+interface Death {
+  signal: string | null;
+  exitCode: number | null;
+  /** A fatal message the worker or the host process sent before dying, if any. */
+  fatal: string | null;
+}
+
+interface Transport {
+  /** Where the worker leaves its crumb (see engine-protocol.ts). */
+  readonly crumb: CrumbTarget;
+  /** The crumb as last stored: [pass, boundary index, count, sequence]. */
+  readCrumb(): Int32Array;
+  send(request: WorkerRequest): void;
+  /** Stops the worker now (SIGKILL for a process). Death is reported through onDeath. */
+  kill(): void;
+  /** Asks the worker to go away after close: disconnect / terminate; removes the crumb. */
+  shutdown(): Promise<void>;
+  /** 'thread' kills cannot be confirmed (a spinning native thread never exits). */
+  readonly killIsConfirmed: boolean;
+}
+
+interface TransportEvents {
+  message(raw: unknown): void;
+  death(death: Death): void;
+}
+
+function processTransport(events: TransportEvents): Transport {
+  const script = engineScriptPath('engine-host-process');
+  const crumbDir = mkdtempSync(join(tmpdir(), 'ti-engine-host-'));
+  const crumbPath = join(crumbDir, 'crumb');
+  writeFileSync(crumbPath, new Uint8Array(CRUMB_BYTES));
+  const child: ChildProcess = fork(script, [], {
+    serialization: 'advanced',
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc', 'pipe'],
+    execArgv: [],
+  });
+  const lines = child.stdio[HOST_PROCESS_MESSAGE_FD] as Readable | null | undefined;
+  if (!lines) throw new EngineHostError(`engine-host process has no pipe on fd ${HOST_PROCESS_MESSAGE_FD}`);
+  let pending = '';
+  lines.setEncoding('utf8');
+  lines.on('data', (chunk: string) => {
+    pending += chunk;
+    let newline = pending.indexOf('\n');
+    while (newline >= 0) {
+      const line = pending.slice(0, newline);
+      pending = pending.slice(newline + 1);
+      if (line.length > 0) {
+        let raw: unknown;
+        try {
+          raw = JSON.parse(line);
+        } catch {
+          raw = { type: 'malformed', line: line.slice(0, 200) };
+        }
+        events.message(raw);
+      }
+      newline = pending.indexOf('\n');
+    }
+  });
+  // Death is reported once the process has exited AND its message pipe is drained, so every
+  // line the worker wrote before dying has been handled. (ChildProcess 'close' is not used: with
+  // an IPC channel it does not fire after disconnect().)
+  let exit: { code: number | null; signal: string | null } | null = null;
+  let pipeClosed = false;
+  let spawnError: string | null = null;
+  let reported = false;
+  const report = (): void => {
+    if (reported || exit === null) return;
+    reported = true;
+    events.death({ signal: exit.signal, exitCode: exit.code, fatal: spawnError });
+  };
+  lines.on('end', () => lines.destroy());
+  lines.on('close', () => {
+    pipeClosed = true;
+    report();
+  });
+  child.on('error', (error) => {
+    spawnError = error.message;
+    if (child.pid === undefined) {
+      exit = { code: null, signal: null };
+      report();
+    }
+  });
+  child.on('exit', (code, signal) => {
+    exit = { code, signal };
+    if (pipeClosed) report();
+    // Something the engine spawned may hold the pipe open: do not wait for it forever.
+    else setTimeout(report, 1_000).unref();
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    killIsConfirmed: true,
+    crumb: { path: crumbPath },
+    readCrumb() {
+      const bytes = readFileSync(crumbPath);
+      const slots = new Int32Array(CRUMB_BYTES / 4);
+      new Uint8Array(slots.buffer).set(bytes.subarray(0, CRUMB_BYTES));
+      return slots;
+    },
+    send(request) {
+      child.send(request);
+    },
+    kill() {
+      child.kill('SIGKILL');
+    },
+    async shutdown() {
+      if (child.exitCode === null && child.signalCode === null) {
+        if (child.connected) child.disconnect();
+        const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+        await exited;
+        clearTimeout(timer);
+      }
+      lines.destroy();
+      rmSync(crumbDir, { recursive: true, force: true });
+    },
+  };
+}
+
+function threadTransport(events: TransportEvents): Transport {
+  const workerData: WorkerData = { messageFd: null };
+  const worker = new Worker(engineScriptPath('engine-worker'), { workerData });
+  let fatal: string | null = null;
+  worker.on('message', (raw: unknown) => events.message(raw));
+  worker.on('error', (error) => {
+    fatal = error instanceof Error ? error.message : String(error);
+  });
+  worker.on('exit', (code) => events.death({ signal: null, exitCode: code, fatal }));
+  const shared = new SharedArrayBuffer(CRUMB_BYTES);
+  const slots = new Int32Array(shared);
+  return {
+    killIsConfirmed: false,
+    crumb: { shared },
+    readCrumb() {
+      return Int32Array.from({ length: CRUMB_BYTES / 4 }, (_, i) => Atomics.load(slots, i));
+    },
+    send(request) {
+      worker.postMessage(request);
+    },
+    kill() {
+      // Takes effect only when the thread runs JavaScript again: a native spin never does.
+      void worker.terminate();
+      worker.unref();
+    },
+    async shutdown() {
+      await worker.terminate();
+    },
+  };
+}
+
+// ---- the host ----------------------------------------------------------------------------
+
+interface PendingRequest {
+  op: WorkerOp;
+  resolve(value: unknown): void;
+  reject(error: Error): void;
+  timer: NodeJS.Timeout | null;
+}
+
+interface CurrentPass {
+  index: number;
+  kind: PassKind;
+  lastBoundary: string | null;
+  recordCount: number;
+}
+
+function rebuildError(error: ReplyError): Error {
+  switch (error.kind) {
+    case 'load':
+      return new EngineLoadError(error);
+    case 'engine':
+      return new EngineCallError(error.call, error.code, error.message);
+    case 'host':
+      return new EngineHostError(error.message);
+  }
+}
+
+const SIGNAL_MEANING: Readonly<Record<string, string>> = {
+  SIGSEGV: 'segmentation fault',
+  SIGABRT: 'abort',
+  SIGBUS: 'bus error',
+  SIGFPE: 'floating-point exception',
+  SIGILL: 'illegal instruction',
+  SIGKILL: 'killed',
+};
+
+export class EngineHost {
+  readonly library: string;
+  readonly isolation: Isolation;
+  readonly passTimeoutMs: number;
+  private transport!: Transport;
+  private nextId = 1;
+  private readonly pending = new Map<number, PendingRequest>();
+  /** Requests run one at a time, so each watchdog times exactly its own call. */
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly listeners = new Set<(event: RecordEvent) => void>();
+  private stageOf = new Map<string, string>();
+  private boundaryNames: string[] = [];
+  private current: CurrentPass | null = null;
+  private lastRecord: { pass: number; name: string } | null = null;
+  private captureDir: string | null = null;
+  private timedOut: { op: WorkerOp; timeoutMs: number } | null = null;
+  private deadReason: string | null = null;
+  private deathHandled = false;
+  private loaded: ReplyValue<'load'> | null = null;
+  /** A fatal message the worker sent, kept for the death report. */
+  private fatalMessage: string | null = null;
+
+  private constructor(options: EngineHostOptions) {
+    this.library = resolvePath(options.library);
+    this.isolation = options.isolation ?? 'process';
+    this.passTimeoutMs = options.passTimeoutMs ?? DEFAULT_PASS_TIMEOUT_MS;
+  }
+
+  /**
+   * Starts the worker (in a forked engine-host process, or as a thread), loads the library,
+   * checks its ABI version and parses describe(). Rejects with EngineLoadError when the library
+   * cannot be used as an engine; nothing is left running then.
+   */
+  static async start(options: EngineHostOptions): Promise<EngineHost> {
+    const host = new EngineHost(options);
+    const events: TransportEvents = {
+      message: (raw) => host.onMessage(raw),
+      death: (death) => void host.onDeath(death),
+    };
+    host.transport = host.isolation === 'process' ? processTransport(events) : threadTransport(events);
+    try {
+      host.loaded = (await host.request({ id: 0, op: 'load', library: host.library, crumb: host.transport.crumb })) as ReplyValue<'load'>;
+    } catch (error) {
+      await host.dispose();
+      throw error;
+    }
+    for (const boundary of host.loaded.description.boundaries) host.stageOf.set(boundary.name, boundary.stage);
+    host.boundaryNames = host.loaded.description.boundaries.map((boundary) => boundary.name);
+    return host;
+  }
+
+  private get load(): ReplyValue<'load'> {
+    if (!this.loaded) throw new EngineHostError('the engine is not loaded');
+    return this.loaded;
+  }
+
+  /** The engine's parsed describe(). */
+  get description(): EngineDescription {
+    return this.load.description;
+  }
+
+  get librarySha256(): string {
+    return this.load.librarySha256;
+  }
+
+  get abiVersion(): number {
+    return this.load.abiVersion;
+  }
+
+  /** Whether the host can still take calls (false after close, a crash or a timeout). */
+  get alive(): boolean {
+    return this.deadReason === null;
+  }
+
+  /**
+   * Listens to every record announced during passes; returns the unsubscribe function.
+   * Announcements arrive in batches (every 64 records or 20 ms, and at each pass end): all of a
+   * pass's events have been delivered when its runPass resolves.
+   */
+  onRecord(listener: (event: RecordEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Opens the session: `config` is passed to ti_open as JSON (null for none). */
+  async open(config: JsonValue = null, weightsPath: string | null = null): Promise<void> {
+    await this.call({ op: 'open', config, weightsPath: weightsPath === null ? null : resolvePath(weightsPath) });
+  }
+
+  async setInput(name: string, tensor: HostTensor): Promise<void> {
+    await this.call({ op: 'setInput', name, tensor: tensorMessage(tensor) });
+  }
+
+  async setOption(key: string, value: string | number | boolean): Promise<void> {
+    await this.call({ op: 'setOption', key, value: String(value) });
+  }
+
+  /** Restricts recording to these boundaries; null restores "all". */
+  async setWanted(names: readonly string[] | null): Promise<void> {
+    await this.call({ op: 'setWanted', names: names === null ? null : [...names] });
+  }
+
+  /**
+   * Registers (true, the default) or clears the record callback. Without it the engine records
+   * nothing at all: this exists to measure what recording costs.
+   */
+  async setRecordCallbackEnabled(enabled: boolean): Promise<void> {
+    await this.call({ op: 'setRecording', enabled });
+  }
+
+  async inject(boundary: string, tensor: HostTensor): Promise<void> {
+    await this.call({ op: 'inject', boundary, tensor: tensorMessage(tensor) });
+  }
+
+  /** Records of every later pass go to a native bundle written in `dir` (fresh or empty). */
+  async beginCapture(dir: string, header: NativeBundleHeader): Promise<void> {
+    const absolute = resolvePath(dir);
+    await this.call({ op: 'beginCapture', dir: absolute, header });
+    this.captureDir = absolute;
+  }
+
+  /** Runs one pass. Crashes and timeouts are results here, not rejections. */
+  async runPass(kind: PassKind): Promise<PassResult> {
+    return (await this.call({ op: 'runPass', kind })) as PassResult;
+  }
+
+  async reset(): Promise<void> {
+    await this.call({ op: 'reset' });
+  }
+
+  async state(): Promise<SessionState> {
+    return (await this.call({ op: 'state' })) as SessionState;
+  }
+
+  /** Closes the capture with how the run ended; returns the path of its manifest.json. */
+  async finishCapture(run: RunOutcome): Promise<string> {
+    const { manifestPath } = (await this.call({ op: 'finishCapture', run })) as ReplyValue<'finishCapture'>;
+    this.captureDir = null;
+    return manifestPath;
+  }
+
+  /** The last record announced, in any pass (null before the first); after a crash, from the crumb. */
+  get lastRecordSeen(): { pass: number; name: string } | null {
+    return this.lastRecord;
+  }
+
+  /** Closes the session and stops the worker (and its process). Safe to call twice. */
+  async close(): Promise<void> {
+    if (this.deadReason !== null) return;
+    try {
+      await this.call({ op: 'close' });
+    } finally {
+      await this.dispose();
+    }
+  }
+
+  private async dispose(): Promise<void> {
+    if (this.deadReason === null) this.deadReason = 'the engine host was closed';
+    this.deathHandled = true;
+    await this.transport.shutdown();
+  }
+
+  // ---- requests ----
+
+  /** Queues a request; the reply value was validated against REPLY_VALUE_SCHEMAS[op] on receipt. */
+  private call(body: RequestBody): Promise<unknown> {
+    const run = this.queue.then(() => this.request({ ...body, id: this.nextId++ } as WorkerRequest));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private request(request: WorkerRequest): Promise<unknown> {
+    if (this.deadReason !== null) return Promise.reject(new EngineHostDeadError(`engine host for ${this.library} is dead: ${this.deadReason}`));
+    return new Promise((resolve, reject) => {
+      const pending: PendingRequest = {
+        op: request.op,
+        resolve,
+        reject,
+        timer: setTimeout(() => this.onTimeout(request.op), this.passTimeoutMs),
+      };
+      this.pending.set(request.id, pending);
+      if (request.op === 'runPass') this.current = null;
+      try {
+        this.transport.send(request);
+      } catch (error) {
+        this.pending.delete(request.id);
+        if (pending.timer) clearTimeout(pending.timer);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      }
+    });
+  }
+
+  private onMessage(raw: unknown): void {
+    const parsed = WorkerMessageSchema.safeParse(raw);
+    if (!parsed.success) {
+      this.protocolViolation(`malformed message from the engine worker: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+      return;
+    }
+    const message = parsed.data;
+    switch (message.type) {
+      case 'records': {
+        const last = message.records.at(-1);
+        if (last === undefined) return;
+        const current = this.current;
+        if (current && current.index === message.pass) {
+          current.lastBoundary = last.name;
+          current.recordCount += message.records.length;
+        }
+        this.lastRecord = { pass: message.pass, name: last.name };
+        if (this.listeners.size === 0) return;
+        for (const record of message.records) {
+          const event: RecordEvent = { pass: message.pass, stage: this.stageOf.get(record.name) ?? '', ...record };
+          for (const listener of this.listeners) {
+            try {
+              listener(event);
+            } catch (error) {
+              // A listener's bug must not break the channel to the engine.
+              process.emitWarning(`engine host onRecord listener threw: ${error instanceof Error ? error.message : String(error)}`);
+            }
+          }
+        }
+        return;
+      }
+      case 'passBegin':
+        this.current = { index: message.index, kind: message.kind, lastBoundary: null, recordCount: 0 };
+        return;
+      case 'fatal':
+        this.fatalMessage = message.message;
+        return;
+      case 'reply': {
+        const pending = this.pending.get(message.id);
+        if (!pending) {
+          this.protocolViolation(`reply to unknown request ${message.id}`);
+          return;
+        }
+        this.pending.delete(message.id);
+        if (pending.timer) clearTimeout(pending.timer);
+        if (!message.ok) {
+          pending.reject(rebuildError(message.error));
+          return;
+        }
+        const value = REPLY_VALUE_SCHEMAS[pending.op].safeParse(message.value);
+        if (!value.success) {
+          const problem = `malformed ${pending.op} reply from the engine worker: ${value.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`;
+          pending.reject(new EngineHostError(problem));
+          this.protocolViolation(problem);
+          return;
+        }
+        if (pending.op === 'runPass') this.current = null;
+        pending.resolve(value.data);
+        return;
+      }
+    }
+  }
+
+  private protocolViolation(problem: string): void {
+    this.fatalMessage ??= problem;
+    this.transport.kill();
+    if (!this.transport.killIsConfirmed) void this.onDeath({ signal: null, exitCode: null, fatal: problem });
+  }
+
+  private onTimeout(op: WorkerOp): void {
+    if (this.timedOut !== null || this.deathHandled) return;
+    this.timedOut = { op, timeoutMs: this.passTimeoutMs };
+    this.transport.kill();
+    // A killed process reports its death (after its pipe is drained); a spinning thread never will.
+    if (!this.transport.killIsConfirmed) void this.onDeath({ signal: null, exitCode: null, fatal: null });
+  }
+
+  /**
+   * Announcements travel in batches; the crumb holds the last record announced before the
+   * worker stopped, written before the record itself. It names the crash site.
+   */
+  private applyCrumb(): void {
+    let crumb: Int32Array;
+    try {
+      crumb = this.transport.readCrumb();
+    } catch {
+      return; // no crumb left: keep what the announcements said
+    }
+    if ((crumb[CRUMB_SLOTS.sequence] ?? 0) === 0) return; // nothing announced yet
+    const pass = crumb[CRUMB_SLOTS.pass] ?? 0;
+    const name = this.boundaryNames[crumb[CRUMB_SLOTS.boundary] ?? -1];
+    if (name === undefined) return;
+    this.lastRecord = { pass, name };
+    if (this.current && this.current.index === pass) {
+      this.current.lastBoundary = name;
+      this.current.recordCount = crumb[CRUMB_SLOTS.count] ?? this.current.recordCount;
+    }
+  }
+
+  /** The worker or its process is gone: settle every pending call, recover the capture. */
+  private async onDeath(death: Death): Promise<void> {
+    if (this.deathHandled) return;
+    this.deathHandled = true;
+    const fatal = death.fatal ?? this.fatalMessage;
+    const timedOut = this.timedOut;
+    this.applyCrumb();
+    const how = timedOut
+      ? `timed out: no answer to ${timedOut.op} within ${timedOut.timeoutMs} ms, the engine was killed`
+      : death.signal
+        ? `the engine-host process died of ${death.signal} (${SIGNAL_MEANING[death.signal] ?? 'signal'})`
+        : `the engine ${this.isolation === 'process' ? 'host process' : 'worker'} exited${death.exitCode === null ? '' : ` with code ${death.exitCode}`}`;
+    const current = this.current;
+    const where = current
+      ? ` during pass ${current.index} (${current.kind}), ${current.lastBoundary === null ? 'before its first boundary' : `after boundary ${current.lastBoundary}`}`
+      : '';
+    const reason = `${how}${where}${fatal ? `: ${fatal}` : ''}`;
+    this.deadReason = reason;
+
+    const pendings = [...this.pending.values()];
+    this.pending.clear();
+    for (const pending of pendings) if (pending.timer) clearTimeout(pending.timer);
+
+    let recoveredManifest: string | null = null;
+    let recoveryError: string | null = null;
+    if (this.captureDir !== null) {
+      const run: RunOutcome = {
+        status: timedOut ? 'timeout' : 'crashed',
+        message: reason,
+        last_pass: this.lastRecord?.pass ?? null,
+        last_boundary: this.lastRecord?.name ?? null,
+      };
+      try {
+        recoveredManifest = await NativeBundleWriter.recover(this.captureDir, run);
+      } catch (error) {
+        recoveryError = error instanceof Error ? error.message : String(error);
+      }
+      this.captureDir = null;
+    }
+
+    for (const pending of pendings) {
+      if (pending.op === 'runPass' && current) {
+        const base: PassDeath = {
+          index: current.index,
+          kind: current.kind,
+          lastBoundary: current.lastBoundary,
+          recordCount: current.recordCount,
+          message: reason,
+          recoveredManifest,
+          recoveryError,
+        };
+        const result: PassResult = timedOut
+          ? { ...base, status: 'timeout', timeoutMs: timedOut.timeoutMs }
+          : { ...base, status: 'crashed', signal: death.signal, exitCode: death.exitCode };
+        pending.resolve(result);
+      } else {
+        pending.reject(new EngineHostDeadError(`engine host for ${this.library} is dead: ${reason}`));
+      }
+    }
+    void this.transport.shutdown(); // removes the crumb; a spinning thread is simply left behind
+  }
+}
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+type RequestBody = DistributiveOmit<WorkerRequest, 'id'>;
+
+function tensorMessage(tensor: HostTensor): { dtype: DType; shape: number[]; data: Uint8Array } {
+  const view = tensor.data;
+  const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+  // Cloning a view clones its whole buffer: hand over a compact copy when the view is partial.
+  const whole = view.byteOffset === 0 && view.byteLength === view.buffer.byteLength && !(view.buffer instanceof SharedArrayBuffer);
+  return { dtype: tensor.dtype, shape: [...tensor.shape], data: whole ? bytes : bytes.slice() };
+}

@@ -1,0 +1,200 @@
+// Every message between the engine host (caller side), the engine-host process and the engine
+// worker, as zod schemas. Each side validates what it receives: a process or a thread is an
+// edge like any file.
+//
+//   caller ──request──▶ [engine-host process ──relay──▶] worker
+//   caller ◀──reply / passBegin / records── worker
+//
+// In 'process' isolation the worker writes its messages as JSON lines straight to a pipe the
+// caller reads, so nothing it sent is lost when the engine kills the process; in 'thread'
+// isolation they go by postMessage.
+//
+// The crash site does not depend on those messages: before each record is written the worker
+// stores [pass, boundary, count] in the *crumb* (a 16-byte file written in place, or a
+// SharedArrayBuffer in 'thread' isolation), which the caller reads when the worker dies or
+// hangs. So record announcements can travel in batches (a write per record to a pipe, or a
+// postMessage per record, would cost more than the engine's own pass on a small model).
+import { z } from 'zod';
+import { DTypeSchema } from '../../main/core/bundle/dtype.ts';
+import { RunOutcomeSchema } from '../../main/core/bundle/manifest-schema.ts';
+import { EngineDescriptionSchema } from './engine-description.ts';
+
+const Extent = z.number().int().nonnegative();
+export const PassKindSchema = z.enum(['prefill', 'decode']);
+export type PassKind = z.infer<typeof PassKindSchema>;
+
+/** A tensor crossing into the engine (an input or an injection): row-major bytes. */
+export const TensorMessageSchema = z.object({
+  dtype: DTypeSchema,
+  shape: z.array(Extent).max(8),
+  data: z.custom<Uint8Array>((value) => value instanceof Uint8Array, 'expected a Uint8Array'),
+});
+export type TensorMessage = z.infer<typeof TensorMessageSchema>;
+
+/** JSON-able values: the session config and the capture header travel as data. */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+export const JsonValueSchema: z.ZodType<JsonValue> = z.lazy(() =>
+  z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(JsonValueSchema), z.record(z.string(), JsonValueSchema)]),
+);
+
+const RequestId = z.number().int().nonnegative();
+
+/** Int32 slots of the crumb: what the worker last announced. */
+export const CRUMB_SLOTS = { pass: 0, boundary: 1, count: 2, sequence: 3 } as const;
+export const CRUMB_BYTES = 16;
+
+/** Where the worker leaves its crumb: a file (process isolation) or shared memory (thread). */
+export const CrumbTargetSchema = z.union([
+  z.object({ path: z.string().min(1) }),
+  z.object({ shared: z.custom<SharedArrayBuffer>((value) => value instanceof SharedArrayBuffer && value.byteLength >= CRUMB_BYTES, 'expected a SharedArrayBuffer of 16 bytes') }),
+]);
+export type CrumbTarget = z.infer<typeof CrumbTargetSchema>;
+
+export const WorkerRequestSchema = z.discriminatedUnion('op', [
+  z.object({ id: RequestId, op: z.literal('load'), library: z.string().min(1), crumb: CrumbTargetSchema }),
+  z.object({ id: RequestId, op: z.literal('open'), config: JsonValueSchema, weightsPath: z.string().nullable() }),
+  z.object({ id: RequestId, op: z.literal('setInput'), name: z.string().min(1), tensor: TensorMessageSchema }),
+  z.object({ id: RequestId, op: z.literal('setOption'), key: z.string().min(1), value: z.string() }),
+  z.object({ id: RequestId, op: z.literal('setWanted'), names: z.array(z.string().min(1)).nullable() }),
+  z.object({ id: RequestId, op: z.literal('setRecording'), enabled: z.boolean() }),
+  z.object({ id: RequestId, op: z.literal('inject'), boundary: z.string().min(1), tensor: TensorMessageSchema }),
+  // The header is validated where it is used, by NativeBundleWriter.create (NativeCaptureHeaderSchema).
+  z.object({ id: RequestId, op: z.literal('beginCapture'), dir: z.string().min(1), header: z.unknown() }),
+  z.object({ id: RequestId, op: z.literal('runPass'), kind: PassKindSchema }),
+  z.object({ id: RequestId, op: z.literal('reset') }),
+  z.object({ id: RequestId, op: z.literal('state') }),
+  z.object({ id: RequestId, op: z.literal('finishCapture'), run: RunOutcomeSchema }),
+  z.object({ id: RequestId, op: z.literal('close') }),
+]);
+export type WorkerRequest = z.infer<typeof WorkerRequestSchema>;
+export type WorkerOp = WorkerRequest['op'];
+
+/**
+ * ti_session_state(): `passes_run`, `cursor` and the output mode, plus whatever the engine adds.
+ * The header names the mode `mode`; the reference engine reports `last_output` (the output of
+ * the last pass, null before prefill) beside `next_mode`. Both spellings are read.
+ */
+export const SessionStateSchema = z.looseObject({
+  passes_run: z.number().int().nonnegative(),
+  cursor: z.number().int().nonnegative(),
+  mode: z.string().optional(),
+  last_output: z.string().nullable().optional(),
+});
+export type SessionState = z.infer<typeof SessionStateSchema>;
+
+/** The output the last pass produced, as the state says it: `last_output`, else `mode`. */
+export function outputModeOf(state: SessionState): string | null {
+  return state.last_output ?? state.mode ?? null;
+}
+
+export const PassOkSchema = z.object({
+  status: z.literal('ok'),
+  index: Extent,
+  kind: PassKindSchema,
+  /** The output this pass produced, from ti_session_state() after the pass ("text", "audio"). */
+  mode: z.string(),
+  recordCount: Extent,
+  /** Bytes of record data copied out of the engine during the pass. */
+  bytes: Extent,
+  /** Wall time of the ti_prefill/ti_decode call inside the worker, callbacks included. */
+  durationMs: z.number().nonnegative(),
+  state: SessionStateSchema,
+});
+export const PassEngineErrorSchema = z.object({
+  status: z.literal('engine_error'),
+  index: Extent,
+  kind: PassKindSchema,
+  /** ti_status_string() of the status the pass returned. */
+  code: z.string(),
+  /** The engine's ti_last_error(), or the host's reason when the host stopped the pass. */
+  message: z.string(),
+  recordCount: Extent,
+  lastBoundary: z.string().nullable(),
+});
+/** What the worker can say about a pass (crashes and timeouts are the caller's verdicts). */
+export const WorkerPassResultSchema = z.discriminatedUnion('status', [PassOkSchema, PassEngineErrorSchema]);
+export type WorkerPassResult = z.infer<typeof WorkerPassResultSchema>;
+
+export const LoadReplySchema = z.object({
+  library: z.string(),
+  abiVersion: z.number().int(),
+  librarySha256: z.string().regex(/^[0-9a-f]{64}$/),
+  description: EngineDescriptionSchema,
+});
+export type LoadReply = z.infer<typeof LoadReplySchema>;
+
+/** The value each op replies with on success. */
+export const REPLY_VALUE_SCHEMAS = {
+  load: LoadReplySchema,
+  open: z.null(),
+  setInput: z.null(),
+  setOption: z.null(),
+  setWanted: z.null(),
+  setRecording: z.null(),
+  inject: z.null(),
+  beginCapture: z.null(),
+  runPass: WorkerPassResultSchema,
+  reset: z.null(),
+  state: SessionStateSchema,
+  finishCapture: z.object({ manifestPath: z.string() }),
+  close: z.null(),
+} as const satisfies Record<WorkerOp, z.ZodType>;
+
+export type ReplyValue<Op extends WorkerOp> = z.infer<(typeof REPLY_VALUE_SCHEMAS)[Op]>;
+
+export const ReplyErrorSchema = z.discriminatedUnion('kind', [
+  z.object({
+    kind: z.literal('load'),
+    library: z.string(),
+    failure: z.enum(['missing_file', 'not_regular_file', 'not_shared_library', 'missing_symbol', 'abi_version', 'describe_json', 'describe_schema']),
+    symbol: z.string().optional(),
+    field: z.string().optional(),
+    detail: z.string(),
+  }),
+  z.object({ kind: z.literal('engine'), call: z.string(), code: z.string(), message: z.string() }),
+  z.object({ kind: z.literal('host'), message: z.string() }),
+]);
+export type ReplyError = z.infer<typeof ReplyErrorSchema>;
+
+export const ReplySchema = z.discriminatedUnion('ok', [
+  z.object({ type: z.literal('reply'), id: RequestId, ok: z.literal(true), value: z.unknown() }),
+  z.object({ type: z.literal('reply'), id: RequestId, ok: z.literal(false), error: ReplyErrorSchema }),
+]);
+
+export const WorkerMessageSchema = z.discriminatedUnion('type', [
+  ReplySchema,
+  /** Sent before the engine starts a pass. */
+  z.object({ type: z.literal('passBegin'), index: Extent, kind: PassKindSchema }),
+  /** Records announced in batches (at most every ANNOUNCE_BATCH records or ANNOUNCE_INTERVAL_MS, and at the pass end): what arrived, never data. */
+  z.object({
+    type: z.literal('records'),
+    pass: Extent,
+    records: z.array(
+      z.object({
+        name: z.string(),
+        dtype: DTypeSchema,
+        shape: z.array(Extent),
+        byteLength: Extent,
+      }),
+    ),
+  }),
+  /** The worker itself failed (an exception outside any request). */
+  z.object({ type: z.literal('fatal'), message: z.string() }),
+]);
+export type WorkerMessage = z.infer<typeof WorkerMessageSchema>;
+export type RecordsMessage = Extract<WorkerMessage, { type: 'records' }>;
+
+/** Announcements are flushed when this many are pending... */
+export const ANNOUNCE_BATCH = 64;
+/** ...or when the oldest pending one is this old (checked as records arrive), and at every pass end. */
+export const ANNOUNCE_INTERVAL_MS = 20;
+
+/** workerData of the engine worker: where its messages go. */
+export const WorkerDataSchema = z.object({
+  /** A file descriptor to write JSON lines to ('process' isolation), or null for postMessage. */
+  messageFd: z.number().int().nonnegative().nullable(),
+});
+export type WorkerData = z.infer<typeof WorkerDataSchema>;
+
+/** The file descriptor of the engine-host process on which the worker's JSON lines arrive. */
+export const HOST_PROCESS_MESSAGE_FD = 4;

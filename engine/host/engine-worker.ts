@@ -1,0 +1,502 @@
+// The engine worker: a worker_threads Worker that loads an engine library with koffi and drives
+// one session on request. During a pass the engine calls the record callback on this thread,
+// once per boundary; the callback reads the ti_record, announces it to the caller (no data),
+// copies its bytes out (gathered into row-major when the engine's strides are not) and appends
+// it to the capture's NativeBundleWriter, all synchronously, before the engine goes on.
+//
+// Bundled by scripts/build.mjs into dist/engine-worker.js; started by engine-host.ts ('thread'
+// isolation) or by engine-host-process.ts ('process' isolation).
+import { openSync, writeSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { parentPort, workerData } from 'node:worker_threads';
+import { DTYPE_SIZE, dtypeFromAbi, abiFromDtype, type DType } from '../../main/core/bundle/dtype.ts';
+import { contiguousStrides, isRowMajor } from '../../main/core/bundle/layout.ts';
+import type { RunOutcome } from '../../main/core/bundle/manifest-schema.ts';
+import { NativeBundleWriter } from '../../main/core/bundle/native-bundle-writer.ts';
+import { gatherStrided } from '../../main/core/bundle/tensor-view.ts';
+import {
+  loadEngineLibrary,
+  RecordReader,
+  registerRecordCallback,
+  TI_STATUS,
+  type LoadedEngine,
+  type Pointer,
+  type RegisteredRecordCallback,
+  type SessionHandle,
+} from './abi-binding.ts';
+import { EngineCallError, EngineHostError, EngineLoadError } from './engine-errors.ts';
+import {
+  ANNOUNCE_BATCH,
+  ANNOUNCE_INTERVAL_MS,
+  CRUMB_BYTES,
+  CRUMB_SLOTS,
+  outputModeOf,
+  SessionStateSchema,
+  WorkerDataSchema,
+  WorkerRequestSchema,
+  type JsonValue,
+  type LoadReply,
+  type CrumbTarget,
+  type PassKind,
+  type RecordsMessage,
+  type ReplyError,
+  type SessionState,
+  type TensorMessage,
+  type WorkerMessage,
+  type WorkerPassResult,
+  type WorkerRequest,
+} from './engine-protocol.ts';
+
+type Send = (message: WorkerMessage) => void;
+
+/** Writes one JSON line to a file descriptor, all of it, before returning. */
+function lineSender(fd: number): Send {
+  return (message) => {
+    const bytes = Buffer.from(`${JSON.stringify(message)}\n`, 'utf8');
+    let written = 0;
+    while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
+  };
+}
+
+/** The pass being run: what the callback fills in. */
+interface ActivePass {
+  readonly index: number;
+  readonly kind: PassKind;
+  readonly abiKind: number;
+  recordCount: number;
+  bytes: number;
+  lastBoundary: string | null;
+  /** Why the host stopped the pass (the callback returned nonzero), if it did. */
+  failure: string | null;
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * The crumb: [pass, boundary index, records of the pass, sequence] of the last record announced,
+ * stored before the record is written. A 16-byte file rewritten in place ('process' isolation:
+ * the kernel keeps it when the engine kills the process) or shared memory ('thread').
+ */
+class Crumb {
+  private readonly slots: Int32Array;
+  private readonly bytes: Uint8Array | null;
+  private readonly fd: number | null;
+  private sequence = 0;
+
+  constructor(target: CrumbTarget) {
+    if ('path' in target) {
+      this.fd = openSync(target.path, 'r+');
+      this.slots = new Int32Array(CRUMB_BYTES / 4);
+      this.bytes = new Uint8Array(this.slots.buffer);
+    } else {
+      this.fd = null;
+      this.slots = new Int32Array(target.shared, 0, CRUMB_BYTES / 4);
+      this.bytes = null;
+    }
+  }
+
+  mark(pass: number, boundary: number, count: number): void {
+    const slots = this.slots;
+    this.sequence += 1;
+    if (this.fd === null) {
+      Atomics.store(slots, CRUMB_SLOTS.pass, pass);
+      Atomics.store(slots, CRUMB_SLOTS.boundary, boundary);
+      Atomics.store(slots, CRUMB_SLOTS.count, count);
+      Atomics.store(slots, CRUMB_SLOTS.sequence, this.sequence);
+      return;
+    }
+    slots[CRUMB_SLOTS.pass] = pass;
+    slots[CRUMB_SLOTS.boundary] = boundary;
+    slots[CRUMB_SLOTS.count] = count;
+    slots[CRUMB_SLOTS.sequence] = this.sequence;
+    writeSync(this.fd, this.bytes as Uint8Array, 0, CRUMB_BYTES, 0);
+  }
+}
+
+type Announcement = RecordsMessage['records'][number];
+
+/** Batches record announcements for the caller's live progress (onRecord). */
+class Announcer {
+  private pass = -1;
+  private pending: Announcement[] = [];
+  private oldest = 0;
+
+  constructor(private readonly send: Send) {}
+
+  add(pass: number, announcement: Announcement): void {
+    if (pass !== this.pass) {
+      this.flush();
+      this.pass = pass;
+    }
+    if (this.pending.length === 0) this.oldest = performance.now();
+    this.pending.push(announcement);
+    if (this.pending.length >= ANNOUNCE_BATCH || performance.now() - this.oldest >= ANNOUNCE_INTERVAL_MS) this.flush();
+  }
+
+  flush(): void {
+    if (this.pending.length === 0) return;
+    const records = this.pending;
+    this.pending = [];
+    this.send({ type: 'records', pass: this.pass, records });
+  }
+}
+
+/** What the worker knows of one catalogue boundary. */
+interface CatalogueEntry {
+  readonly index: number;
+  readonly stage: string;
+}
+
+class EngineWorker {
+  private engine: LoadedEngine | null = null;
+  private session: SessionHandle | null = null;
+  private callback: RegisteredRecordCallback | null = null;
+  private recording = true;
+  private capture: NativeBundleWriter | null = null;
+  private readonly catalogue = new Map<string, CatalogueEntry>();
+  private crumb: Crumb | null = null;
+  private readonly announcer: Announcer;
+  private nextIndex = 0;
+  private active: ActivePass | null = null;
+  private reader: RecordReader | null = null;
+
+  constructor(private readonly send: Send) {
+    this.announcer = new Announcer(send);
+  }
+
+  handle(request: WorkerRequest): unknown {
+    switch (request.op) {
+      case 'load':
+        return this.load(request.library, request.crumb);
+      case 'open':
+        return this.open(request.config, request.weightsPath);
+      case 'setInput':
+        return this.setTensor('ti_set_input', request.name, request.tensor);
+      case 'setOption': {
+        const session = this.requireSession('setOption');
+        this.check('ti_set_option', this.abi().setOption(session, request.key, request.value));
+        return null;
+      }
+      case 'setWanted': {
+        const session = this.requireSession('setWanted');
+        this.check('ti_set_wanted', this.abi().setWanted(session, request.names ?? []));
+        return null;
+      }
+      case 'setRecording':
+        return this.setRecording(request.enabled);
+      case 'inject':
+        return this.setTensor('ti_inject', request.boundary, request.tensor);
+      case 'beginCapture':
+        return this.beginCapture(request.dir, request.header);
+      case 'runPass':
+        return this.runPass(request.kind);
+      case 'reset': {
+        const session = this.requireSession('reset');
+        this.check('ti_reset', this.abi().reset(session));
+        this.nextIndex = 0;
+        return null;
+      }
+      case 'state':
+        return this.state(this.requireSession('state'));
+      case 'finishCapture':
+        return this.finishCapture(request.run);
+      case 'close':
+        return this.close();
+    }
+  }
+
+  private load(library: string, crumb: CrumbTarget): LoadReply {
+    if (this.engine) throw new EngineHostError(`this worker already loaded ${this.engine.library}`);
+    this.crumb = new Crumb(crumb);
+    const engine = loadEngineLibrary(library);
+    this.engine = engine;
+    engine.description.boundaries.forEach((boundary, index) => this.catalogue.set(boundary.name, { index, stage: boundary.stage }));
+    return {
+      library,
+      abiVersion: engine.abiVersion,
+      librarySha256: engine.librarySha256,
+      description: engine.description,
+    };
+  }
+
+  private abi() {
+    if (!this.engine) throw new EngineHostError('no engine loaded');
+    return this.engine.abi;
+  }
+
+  private requireSession(what: string): SessionHandle {
+    if (this.session === null) throw new EngineHostError(`${what}: no session is open (call open first)`);
+    return this.session;
+  }
+
+  /** Turns a ti_status into an EngineCallError carrying the engine's message. */
+  private check(call: string, status: number): void {
+    if (status === TI_STATUS.TI_OK) return;
+    const abi = this.abi();
+    const message = this.session === null ? '' : abi.lastError(this.session);
+    throw new EngineCallError(call, abi.statusString(status), message);
+  }
+
+  private open(config: JsonValue, weightsPath: string | null): null {
+    if (this.session !== null) throw new EngineHostError('a session is already open in this host');
+    const abi = this.abi();
+    const configJson = config === null ? null : JSON.stringify(config);
+    const opened = abi.open(configJson, weightsPath);
+    if (opened.status !== TI_STATUS.TI_OK || opened.session === null) {
+      const code = opened.status === TI_STATUS.TI_OK ? 'TI_ERR_INTERNAL' : abi.statusString(opened.status);
+      throw new EngineCallError('ti_open', code, opened.message || (opened.status === TI_STATUS.TI_OK ? 'returned TI_OK without a session' : ''));
+    }
+    this.session = opened.session;
+    this.nextIndex = 0;
+    this.setRecording(this.recording);
+    return null;
+  }
+
+  private setTensor(call: 'ti_set_input' | 'ti_inject', name: string, tensor: TensorMessage): null {
+    const session = this.requireSession(call === 'ti_set_input' ? 'setInput' : 'inject');
+    const shape = BigInt64Array.from(tensor.shape, (extent) => BigInt(extent));
+    const dtype = abiFromDtype(tensor.dtype);
+    const abi = this.abi();
+    const status =
+      call === 'ti_set_input'
+        ? abi.setInput(session, name, dtype, shape, tensor.data)
+        : abi.inject(session, name, dtype, shape, tensor.data);
+    this.check(call, status);
+    return null;
+  }
+
+  /** Registers (or clears) the record callback; without it the engine records nothing. */
+  private setRecording(enabled: boolean): null {
+    this.recording = enabled;
+    if (this.session === null) return null;
+    if (enabled && this.callback === null) {
+      this.reader ??= new RecordReader();
+      this.callback = registerRecordCallback((user, address) => this.onRecord(user, address));
+    }
+    this.check('ti_set_record_callback', this.abi().setRecordCallback(this.session, enabled ? (this.callback?.pointer ?? null) : null, null));
+    return null;
+  }
+
+  private beginCapture(dir: string, header: unknown): null {
+    if (this.capture) throw new EngineHostError(`a capture is already open (finishCapture it first)`);
+    this.capture = NativeBundleWriter.create(dir, header);
+    return null;
+  }
+
+  private finishCapture(run: RunOutcome): { manifestPath: string } {
+    const capture = this.capture;
+    if (!capture) throw new EngineHostError('finishCapture: no capture is open (call beginCapture first)');
+    this.capture = null;
+    return { manifestPath: capture.finish(run) };
+  }
+
+  private state(session: SessionHandle): SessionState {
+    const text = this.abi().sessionState(session);
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (error) {
+      throw new EngineHostError(`ti_session_state() returned malformed JSON (${errorMessage(error)}): ${text.slice(0, 200)}`);
+    }
+    const parsed = SessionStateSchema.safeParse(json);
+    if (!parsed.success) {
+      const fields = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ');
+      throw new EngineHostError(`ti_session_state() JSON breaks the schema: ${fields}`);
+    }
+    return parsed.data;
+  }
+
+  private runPass(kind: PassKind): WorkerPassResult {
+    const session = this.requireSession('runPass');
+    const abi = this.abi();
+    const index = kind === 'prefill' ? 0 : this.nextIndex;
+    const pass: ActivePass = {
+      index,
+      kind,
+      abiKind: kind === 'prefill' ? 0 : 1,
+      recordCount: 0,
+      bytes: 0,
+      lastBoundary: null,
+      failure: null,
+    };
+    this.send({ type: 'passBegin', index, kind });
+    this.capture?.beginPass(index, kind);
+    this.active = pass;
+    const started = performance.now();
+    let status: number;
+    try {
+      status = kind === 'prefill' ? abi.prefill(session) : abi.decode(session);
+    } finally {
+      this.active = null;
+    }
+    const durationMs = performance.now() - started;
+    this.announcer.flush();
+    if (status !== TI_STATUS.TI_OK) {
+      const message = pass.failure ?? abi.lastError(session);
+      this.capture?.endPass(null);
+      return {
+        status: 'engine_error',
+        index,
+        kind,
+        code: abi.statusString(status),
+        message,
+        recordCount: pass.recordCount,
+        lastBoundary: pass.lastBoundary,
+      };
+    }
+    const state = this.state(session);
+    const mode = outputModeOf(state);
+    if (mode === null) {
+      this.capture?.endPass(null);
+      throw new EngineHostError('ti_session_state() after the pass names no output mode (expected "last_output" or "mode")');
+    }
+    this.capture?.endPass(mode);
+    this.nextIndex = index + 1;
+    return { status: 'ok', index, kind, mode, recordCount: pass.recordCount, bytes: pass.bytes, durationMs, state };
+  }
+
+  /** The ti_record_fn: runs on this thread inside ti_prefill / ti_decode. Never throws. */
+  private onRecord(_user: Pointer | null, address: Pointer): number {
+    const pass = this.active;
+    if (pass === null) return 1; // a record outside a pass: refuse it
+    try {
+      this.takeRecord(pass, address);
+      return 0;
+    } catch (error) {
+      pass.failure = `the host stopped the pass at record ${pass.recordCount} (after ${pass.lastBoundary ?? 'no boundary'}): ${errorMessage(error)}`;
+      return 1;
+    }
+  }
+
+  private takeRecord(pass: ActivePass, address: Pointer): void {
+    const reader = this.reader;
+    if (reader === null) throw new Error('no record reader');
+    const record = reader.read(address);
+    const name = record.name;
+    if (record.passIndex !== pass.index || record.passKind !== pass.abiKind) {
+      throw new Error(
+        `${name}: ti_record says pass ${record.passIndex} (kind ${record.passKind}), but this is pass ${pass.index} (${pass.kind})`,
+      );
+    }
+    const entry = this.catalogue.get(name);
+    if (entry === undefined) throw new Error(`${name}: not a boundary of the engine's catalogue (describe().boundaries)`);
+    const dtype = dtypeFromAbi(record.dtype);
+    if (dtype === undefined) throw new Error(`${name}: ti_record.dtype ${record.dtype} is not a ti_dtype`);
+    const rank = record.rank;
+    const shape = new Array<number>(rank);
+    let count = 1;
+    for (let axis = 0; axis < rank; axis++) {
+      const extent = Number(record.shape[axis]);
+      if (extent < 0) throw new Error(`${name}: shape[${axis}] is ${extent}`);
+      shape[axis] = extent;
+      count *= extent;
+    }
+    let strides: number[];
+    if (record.strides === null) {
+      strides = contiguousStrides(shape);
+    } else {
+      strides = new Array<number>(rank);
+      for (let axis = 0; axis < rank; axis++) {
+        const stride = Number(record.strides[axis]);
+        if (stride < 0) throw new Error(`${name}: strides[${axis}] is ${stride} (negative strides are not supported)`);
+        strides[axis] = stride;
+      }
+    }
+    const size = DTYPE_SIZE[dtype];
+    const byteLength = count * size;
+    const rowMajor = isRowMajor(shape, strides);
+    // The span the strides address, in bytes: the engine's byte_length must cover it.
+    let spanElements = count === 0 ? 0 : 1;
+    if (count > 0) for (let axis = 0; axis < rank; axis++) spanElements += ((shape[axis] as number) - 1) * (strides[axis] as number);
+    const spanBytes = rowMajor ? byteLength : spanElements * size;
+    if (record.byteLength < spanBytes) {
+      throw new Error(`${name}: byte_length ${record.byteLength} does not cover the ${spanBytes} bytes its shape and strides address`);
+    }
+
+    // The crash site first: if the engine dies while this record is written, or right after,
+    // the caller reads it from the crumb.
+    this.crumb?.mark(pass.index, entry.index, pass.recordCount + 1);
+    this.announcer.add(pass.index, { name, dtype, shape, byteLength });
+
+    const capture = this.capture;
+    if (capture !== null) {
+      // appendRecord writes the bytes to the spill and hashes them before returning and keeps
+      // no reference, so one scratch buffer serves every record (no allocation per record).
+      const raw = this.scratchOf(spanBytes);
+      reader.copyData(raw, spanBytes);
+      const data = rowMajor ? raw : gatherStrided(raw, dtype, shape, strides);
+      capture.appendRecord({ name, stage: entry.stage, dtype, shape, strides, data });
+    }
+    pass.recordCount += 1;
+    pass.bytes += byteLength;
+    pass.lastBoundary = name;
+  }
+
+  private scratch = new Uint8Array(64 * 1024);
+
+  /** A view of `byteLength` bytes of the scratch buffer, grown (doubling) when too small. */
+  private scratchOf(byteLength: number): Uint8Array {
+    if (this.scratch.byteLength < byteLength) {
+      let size = this.scratch.byteLength;
+      while (size < byteLength) size *= 2;
+      this.scratch = new Uint8Array(size);
+    }
+    return this.scratch.subarray(0, byteLength);
+  }
+
+  private close(): null {
+    if (this.session !== null && this.engine) {
+      this.engine.abi.setRecordCallback(this.session, null, null);
+      this.engine.abi.close(this.session);
+    }
+    this.session = null;
+    this.callback?.unregister();
+    this.callback = null;
+    return null;
+  }
+}
+
+/** How a failure crosses back to the caller. */
+function replyErrorOf(error: unknown): ReplyError {
+  if (error instanceof EngineLoadError) {
+    return {
+      kind: 'load',
+      library: error.library,
+      failure: error.failure,
+      ...(error.symbol !== undefined ? { symbol: error.symbol } : {}),
+      ...(error.field !== undefined ? { field: error.field } : {}),
+      detail: error.detail,
+    };
+  }
+  if (error instanceof EngineCallError) return { kind: 'engine', call: error.call, code: error.code, message: error.engineMessage };
+  return { kind: 'host', message: errorMessage(error) };
+}
+
+function main(): void {
+  const port = parentPort;
+  if (port === null) throw new Error('engine-worker.js runs as a worker_threads Worker');
+  const data = WorkerDataSchema.parse(workerData);
+  const send: Send = data.messageFd === null ? (message) => port.postMessage(message) : lineSender(data.messageFd);
+  const worker = new EngineWorker(send);
+  port.on('message', (raw: unknown) => {
+    const parsed = WorkerRequestSchema.safeParse(raw);
+    if (!parsed.success) {
+      const id = typeof raw === 'object' && raw !== null && 'id' in raw && typeof raw.id === 'number' ? raw.id : null;
+      const message = `malformed request: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ')}`;
+      if (id === null) send({ type: 'fatal', message });
+      else send({ type: 'reply', id, ok: false, error: { kind: 'host', message } });
+      return;
+    }
+    const request = parsed.data;
+    try {
+      const value = worker.handle(request);
+      send({ type: 'reply', id: request.id, ok: true, value });
+    } catch (error) {
+      send({ type: 'reply', id: request.id, ok: false, error: replyErrorOf(error) });
+    }
+  });
+}
+
+main();

@@ -1,0 +1,151 @@
+// `trace-inspector capture`: run an engine over a reference case, write the native bundle,
+// print the per-boundary table.
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { EngineLoadError } from '../../../engine/host/engine-errors.ts';
+import { BundleError } from '../../core/bundle/errors.ts';
+import { openBundle } from '../../core/bundle/bundle-reader.ts';
+import { diffCapture, summarizeCaptureDiff } from '../../core/capture/capture-diff.ts';
+import { CaptureUsageError, captureRun } from '../../core/capture/capture-run.ts';
+import { formatCaptureTable } from '../../core/capture/capture-table.ts';
+import { embeddedDefaults } from '../../core/tool/tool-info.ts';
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from '../cli-io.ts';
+
+export const CAPTURE_USAGE = `usage: trace-inspector capture [--engine <lib>] [--bundle <reference bundle>] [--out <dir>]
+                              [--weights <file>] [--isolation process|thread] [--timeout <seconds>]
+                              [--option key=value ...] [--per-pass]
+
+Runs the engine on the reference bundle's inputs and passes, writes the native bundle to --out
+and prints a per-boundary table. Defaults: the built reference engine, the "interleaved" case,
+--out runs/<case>-<time>, --isolation process, --timeout 60.
+`;
+
+const CaptureArgsSchema = z.object({
+  engine: z.string().min(1).optional(),
+  bundle: z.string().min(1).optional(),
+  out: z.string().min(1).optional(),
+  weights: z.string().min(1).optional(),
+  isolation: z.enum(['process', 'thread'], { error: '--isolation: expected "process" or "thread"' }).default('process'),
+  timeout: z.coerce
+    .number({ error: '--timeout: expected a number of seconds' })
+    .positive({ error: '--timeout: expected a positive number of seconds' })
+    .default(60),
+  option: z
+    .array(z.string().regex(/^[^=\s]+=.*$/, { error: '--option: expected key=value' }))
+    .default([]),
+  'per-pass': z.boolean().default(false),
+});
+
+function parseCaptureArgs(argv: readonly string[]): z.infer<typeof CaptureArgsSchema> {
+  let values: Record<string, unknown>;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      options: {
+        engine: { type: 'string' },
+        bundle: { type: 'string' },
+        out: { type: 'string' },
+        weights: { type: 'string' },
+        isolation: { type: 'string' },
+        timeout: { type: 'string' },
+        option: { type: 'string', multiple: true },
+        'per-pass': { type: 'boolean' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (error) {
+    throw new UsageError(`capture: ${(error as Error).message}`);
+  }
+  const parsed = CaptureArgsSchema.safeParse(values);
+  if (!parsed.success) throw new UsageError(`capture: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`);
+  return parsed.data;
+}
+
+function timestamp(): string {
+  return new Date().toISOString().replace(/[:.]/g, '-');
+}
+
+export async function runCaptureCommand(argv: readonly string[], io: CliIO, commandLine: string): Promise<number> {
+  const args = parseCaptureArgs(argv);
+  const defaults = embeddedDefaults();
+  const library = resolve(io.cwd, args.engine ?? defaults.engineLibrary);
+  const referenceDir = resolve(io.cwd, args.bundle ?? join(defaults.bundlesDir, defaults.defaultCase, 'reference'));
+  const options = Object.fromEntries(
+    args.option.map((pair) => {
+      const at = pair.indexOf('=');
+      return [pair.slice(0, at), pair.slice(at + 1)];
+    }),
+  );
+
+  let caseId: string;
+  try {
+    const reference = await openBundle(referenceDir);
+    caseId = reference.manifest.case.id;
+    await reference.close();
+  } catch (error) {
+    if (error instanceof BundleError) throw new UsageError(error.message);
+    throw error;
+  }
+  const outDir = resolve(io.cwd, args.out ?? join('runs', `${caseId}-${timestamp()}`));
+
+  io.stderr(`capture: engine ${library}\ncapture: reference ${referenceDir}\ncapture: writing ${outDir}\n`);
+  let result;
+  try {
+    result = await captureRun({
+      library,
+      referenceDir,
+      outDir,
+      ...(args.weights ? { weightsPath: resolve(io.cwd, args.weights) } : {}),
+      isolation: args.isolation,
+      passTimeoutMs: args.timeout * 1000,
+      options,
+      command: commandLine,
+      onPass: (pass) => {
+        const detail =
+          pass.status === 'ok'
+            ? `${pass.mode}, ${pass.recordCount} records, ${(pass.bytes / 1024).toFixed(1)} KiB, ${pass.durationMs.toFixed(1)} ms`
+            : `${pass.status}: ${pass.message}`;
+        io.stderr(`capture: pass ${pass.index} ${pass.kind}: ${detail}\n`);
+      },
+    });
+  } catch (error) {
+    if (error instanceof BundleError || error instanceof EngineLoadError || error instanceof CaptureUsageError) {
+      throw new UsageError(error.message);
+    }
+    throw error;
+  }
+
+  if (result.manifestPath === null) {
+    io.stderr(`capture: the engine ${result.run.status} and no bundle could be recovered\n`);
+    return EXIT_FAILURE;
+  }
+  const native = await openBundle(outDir);
+  try {
+    const rows = await diffCapture(native, result.reference);
+    io.stdout(`${formatCaptureTable(rows, { perPass: args['per-pass'] })}\n`);
+    const summary = summarizeCaptureDiff(rows);
+    io.stdout(
+      `\n${summary.compared} comparisons: ${summary.identical} identical, ${summary.within} within bound, ` +
+        `${summary.failing} failing, ${summary.missing} missing, ${summary.extra} not in reference\n`,
+    );
+    if (summary.firstFailure) {
+      const first = summary.firstFailure;
+      io.stdout(`first divergence: pass ${first.pass} ${first.boundary} (${first.status})\n`);
+    }
+    io.stdout(`native bundle: ${outDir}\n`);
+  } finally {
+    await native.close();
+    await result.reference.close();
+  }
+  if (result.run.status !== 'completed') {
+    io.stdout(
+      `run ${result.run.status} in pass ${result.run.last_pass ?? '?'} after boundary ${result.run.last_boundary ?? '(none)'}: ${result.run.message}\n`,
+    );
+    return EXIT_FAILURE;
+  }
+  return EXIT_OK;
+}
+
+export { EXIT_USAGE };

@@ -1,0 +1,44 @@
+// Dispatches a trace-inspector command line. Shared by the terminal entry (main/cli/index.ts)
+// and the Electron main process, which hands it its argv when asked for a headless command.
+import { toolInfo } from '../core/tool/tool-info.ts';
+import { CAPTURE_USAGE, runCaptureCommand } from './commands/capture-command.ts';
+import { EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from './cli-io.ts';
+
+export const USAGE = `usage: trace-inspector <command> [options]
+
+commands:
+  capture     run an engine over a reference case and capture every boundary into a bundle
+  help        show this help (trace-inspector help <command> for one command)
+  --version   print the version and commit
+
+${CAPTURE_USAGE}`;
+
+export async function runCli(argv: readonly string[], io: CliIO): Promise<number> {
+  const [command, ...rest] = argv;
+  const commandLine = ['trace-inspector', ...argv].join(' ');
+  try {
+    switch (command) {
+      case 'capture':
+        return await runCaptureCommand(rest, io, commandLine);
+      case '--version': {
+        const tool = toolInfo();
+        io.stdout(`trace-inspector ${tool.version} (${tool.commit}${tool.dirty ? ', modified' : ''})\n`);
+        return EXIT_OK;
+      }
+      case undefined:
+      case 'help':
+      case '--help':
+      case '-h':
+        io.stdout(rest[0] === 'capture' ? CAPTURE_USAGE : USAGE);
+        return command === undefined ? EXIT_USAGE : EXIT_OK;
+      default:
+        throw new UsageError(`unknown command "${command}"; see trace-inspector help`);
+    }
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr(`trace-inspector: ${error.message}\n`);
+      return EXIT_USAGE;
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,124 @@
+// A SIGSEGV, an abort or a hang in the engine costs the run, not the caller: the pending pass
+// resolves 'crashed' / 'timeout' naming pass 1 and the last boundary received, the capture is
+// recovered with every record written before the death, and the dead host refuses further calls.
+import { rmSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
+import { EngineHostDeadError } from '../../engine/host/engine-errors.ts';
+import { EngineHost, type PassResult } from '../../engine/host/engine-host.ts';
+import { freshTempDir } from '../helpers/paths.ts';
+import { captureHeader, requireBuiltHost, runDirect, setInputs, testlib, toyInputs } from './engine-host-fixtures.ts';
+
+const tempDirs: string[] = [];
+beforeAll(() => requireBuiltHost());
+afterAll(() => {
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+function captureDir(label: string): string {
+  const dir = freshTempDir(label);
+  tempDirs.push(dir);
+  rmSync(dir, { recursive: true });
+  return dir;
+}
+
+/** Prefill (3 records), then decode pass 1, where the faulty engines fail. */
+async function runToFault(library: string, dir: string, passTimeoutMs?: number): Promise<{ host: EngineHost; prefill: PassResult; fault: PassResult; elapsedMs: number }> {
+  const host = await EngineHost.start({ library, isolation: 'process', ...(passTimeoutMs !== undefined ? { passTimeoutMs } : {}) });
+  const inputs = toyInputs();
+  await host.open();
+  await setInputs(host, inputs);
+  await host.beginCapture(dir, captureHeader(host, inputs));
+  const prefill = await host.runPass('prefill');
+  const started = Date.now();
+  const fault = await host.runPass('decode');
+  return { host, prefill, fault, elapsedMs: Date.now() - started };
+}
+
+/** The toy engine's records of the same passes, seen directly (same inputs, same bytes). */
+const healthy = runDirect(testlib('toy_engine'), null, toyInputs(), ['prefill', 'decode']);
+
+async function expectRecovered(manifestPath: string | null, dir: string, pass1Names: readonly string[], status: 'crashed' | 'timeout'): Promise<void> {
+  expect(manifestPath).not.toBeNull();
+  const bundle = await openBundle(dir);
+  try {
+    expect(bundle.manifest.run?.status).toBe(status);
+    expect(bundle.manifest.run?.last_pass).toBe(1);
+    expect(bundle.manifest.run?.last_boundary).toBe(pass1Names.at(-1));
+    expect(bundle.passes.map((p) => [p.index, p.kind])).toEqual([[0, 'prefill'], [1, 'decode']]);
+    expect(bundle.passes[0]?.mode).toBe('text');
+    expect(bundle.passes[1]?.mode).toBeNull(); // cut short
+    expect(bundle.passes[0]?.boundaries.map((b) => b.name)).toEqual(['toy.embed', 'toy.mix', 'toy.token']);
+    expect(bundle.passes[1]?.boundaries.map((b) => b.name)).toEqual(pass1Names);
+    // Every surviving record is byte-exact (toy.mix is stored transposed by the engine: gathered).
+    for (const pass of bundle.passes) {
+      for (const boundary of pass.boundaries) {
+        const want = healthy.find((r) => r.pass === pass.index && r.name === boundary.name);
+        const got = await bundle.readBoundary(pass.index, boundary.name);
+        expect(want, `${pass.index}:${boundary.name}`).toBeDefined();
+        expect(Buffer.compare(Buffer.from(got.data), Buffer.from(want?.data ?? []))).toBe(0);
+        expect(got.strides).toEqual(want?.strides);
+      }
+    }
+  } finally {
+    await bundle.close();
+  }
+}
+
+describe('crash isolation (process)', () => {
+  it.each([
+    ['segv_engine', 'SIGSEGV'],
+    ['abort_engine', 'SIGABRT'],
+  ])('%s: the pass resolves crashed, naming pass 1 and the last boundary; records before it survive', async (engine, signal) => {
+    const dir = captureDir(engine);
+    const { host, prefill, fault } = await runToFault(testlib(engine), dir);
+    expect(prefill.status).toBe('ok');
+    expect(fault).toMatchObject({ status: 'crashed', index: 1, kind: 'decode', signal, lastBoundary: 'toy.mix', recordCount: 2, recoveryError: null });
+    if (fault.status !== 'crashed') return;
+    expect(fault.message).toContain(signal);
+    expect(fault.message).toContain('pass 1');
+    expect(fault.message).toContain('toy.mix');
+    await expectRecovered(fault.recoveredManifest, dir, ['toy.embed', 'toy.mix'], 'crashed');
+
+    // The caller is alive; the host is dead and says why.
+    expect(process.exitCode ?? 0).toBe(0);
+    expect(host.alive).toBe(false);
+    await expect(host.runPass('decode')).rejects.toBeInstanceOf(EngineHostDeadError);
+    await expect(host.state()).rejects.toThrow(new RegExp(`dead: .*${signal}.*pass 1`));
+    await host.close(); // harmless on a dead host
+  });
+
+  it('hang_engine: the watchdog kills the engine-host process and the pass resolves timeout', async () => {
+    const dir = captureDir('hang');
+    const timeoutMs = 1_500;
+    const { host, fault, elapsedMs } = await runToFault(testlib('hang_engine'), dir, timeoutMs);
+    expect(fault).toMatchObject({ status: 'timeout', index: 1, kind: 'decode', lastBoundary: 'toy.embed', recordCount: 1, timeoutMs });
+    expect(elapsedMs).toBeGreaterThanOrEqual(timeoutMs - 50);
+    expect(elapsedMs).toBeLessThan(timeoutMs + 10_000);
+    if (fault.status !== 'timeout') return;
+    await expectRecovered(fault.recoveredManifest, dir, ['toy.embed'], 'timeout');
+    await expect(host.reset()).rejects.toThrow(/timed out/);
+  });
+
+  it('a crash without a capture still names the pass and the boundary', async () => {
+    const host = await EngineHost.start({ library: testlib('segv_engine') });
+    await host.open();
+    await setInputs(host, toyInputs([5]));
+    expect((await host.runPass('prefill')).status).toBe('ok');
+    const fault = await host.runPass('decode');
+    expect(fault).toMatchObject({ status: 'crashed', index: 1, signal: 'SIGSEGV', lastBoundary: 'toy.mix', recoveredManifest: null });
+  });
+});
+
+describe('thread isolation', () => {
+  it('runs the same worker inside this process; a hang is reported as timeout and the host is dead', async () => {
+    const host = await EngineHost.start({ library: testlib('hang_engine'), isolation: 'thread', passTimeoutMs: 800 });
+    await host.open();
+    await setInputs(host, toyInputs());
+    expect((await host.runPass('prefill')).status).toBe('ok');
+    const fault = await host.runPass('decode');
+    // The native loop cannot be interrupted in a thread: the host reports and gives the thread up.
+    expect(fault).toMatchObject({ status: 'timeout', index: 1, lastBoundary: 'toy.embed' });
+    await expect(host.state()).rejects.toBeInstanceOf(EngineHostDeadError);
+  });
+});
