@@ -1,0 +1,103 @@
+// `trace-inspector verify <receipt>`: checks a gate receipt's signature and, given the files,
+// re-hashes its subjects. Exit 0 verified, 1 verification failed (reasons printed), 2 bad usage
+// or unreadable input (thrown as UsageError, printed by run-cli).
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { ReceiptError } from '../../core/receipt/errors.ts';
+import { verifyReceipt, type ReceiptVerification } from '../../core/receipt/receipt.ts';
+import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIO } from '../cli-io.ts';
+
+export const VERIFY_USAGE = `usage: trace-inspector verify <receipt> [--pubkey <pem>] [--subjects <file or folder>]...
+
+Checks the receipt's Ed25519 signature with --pubkey (default: your per-user public key,
+~/.config/trace-inspector/trace-inspector-ed25519.pub) and, for each --subjects file or folder
+(repeatable), re-hashes the subjects it holds: the engine library, the reference manifest, the
+weights. Exit 0 verified, 1 not verified (the reasons are printed), 2 bad usage or unreadable input.
+`;
+
+const VerifyArgsSchema = z.object({
+  pubkey: z.string().min(1, { error: '--pubkey: expected the path of a PEM public key' }).optional(),
+  subjects: z.array(z.string().min(1, { error: '--subjects: expected a file or folder' })).default([]),
+  receipt: z.string().min(1, { error: 'expected the receipt file' }),
+});
+
+type VerifyArgs = z.infer<typeof VerifyArgsSchema>;
+
+function parseVerifyArgs(argv: readonly string[]): VerifyArgs {
+  let values: Record<string, unknown>;
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args: [...argv],
+      options: {
+        pubkey: { type: 'string' },
+        subjects: { type: 'string', multiple: true },
+      },
+      strict: true,
+      allowPositionals: true,
+    }));
+  } catch (error) {
+    throw new UsageError(`verify: ${(error as Error).message}`);
+  }
+  if (positionals.length !== 1) {
+    const got = positionals.length === 0 ? 'none' : `${positionals.length} (${positionals.join(' ')})`;
+    throw new UsageError(`verify: expected exactly one receipt file, got ${got}; give each subject with its own --subjects`);
+  }
+  const parsed = VerifyArgsSchema.safeParse({ ...values, receipt: positionals[0] });
+  if (!parsed.success) throw new UsageError(`verify: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`);
+  return parsed.data;
+}
+
+/** The gate's seal lines, when the predicate carries them as a list of strings. */
+const SealsSchema = z.object({ seals: z.array(z.string()) });
+
+function describeKey(result: ReceiptVerification): string {
+  const { publicKey } = result;
+  if (publicKey.source === 'default-user-key') return `${publicKey.path} (your default user key)`;
+  return publicKey.path ?? 'the given key';
+}
+
+export function formatVerification(receipt: string, result: ReceiptVerification): string {
+  const lines: string[] = [`receipt    ${receipt}`, `public key ${describeKey(result)}, keyid ${result.keyid}`];
+  if (result.statement !== null) {
+    lines.push(`signature  OK (Ed25519 over the in-toto statement, predicate ${result.statement.predicateType})`);
+    for (const check of result.subjectsChecked) {
+      lines.push(
+        check.ok
+          ? `subject    ${check.name}: OK sha256 ${check.actual} (${check.file})`
+          : `subject    ${check.name}: CHANGED sha256 ${check.actual}, receipt says ${check.expected} (${check.file})`,
+      );
+    }
+    for (const name of result.subjectsNotChecked) lines.push(`subject    ${name}: not checked (no file given)`);
+    // Seals only under a receipt that verified in full: a "PASSED" beside a changed subject
+    // would read as a pass.
+    const seals = SealsSchema.safeParse(result.statement.predicate);
+    if (result.ok && seals.success) for (const seal of seals.data.seals) lines.push(`sealed     ${seal}`);
+  }
+  if (result.ok) {
+    lines.push('VERIFIED');
+  } else {
+    lines.push('NOT VERIFIED');
+    for (const reason of result.reasons) lines.push(`  - ${reason}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+export async function runVerifyCommand(argv: readonly string[], io: CliIO): Promise<number> {
+  const args = parseVerifyArgs(argv);
+  const receipt = resolve(io.cwd, args.receipt);
+  let result: ReceiptVerification;
+  try {
+    result = await verifyReceipt(receipt, {
+      ...(args.pubkey !== undefined ? { publicKey: resolve(io.cwd, args.pubkey) } : {}),
+      subjectFiles: args.subjects.map((path) => resolve(io.cwd, path)),
+      env: io.env,
+    });
+  } catch (error) {
+    if (error instanceof ReceiptError) throw new UsageError(`verify: ${error.message}`);
+    throw error;
+  }
+  io.stdout(formatVerification(receipt, result));
+  return result.ok ? EXIT_OK : EXIT_FAILURE;
+}

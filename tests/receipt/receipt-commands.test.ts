@@ -1,0 +1,134 @@
+// `verify` and `keygen` as the CLI will run them: exit 0 verified, 1 not verified with the
+// reasons printed, UsageError (exit 2 in run-cli) for bad usage or unreadable input.
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UsageError } from '../../main/cli/cli-io.ts';
+import { runKeygenCommand } from '../../main/cli/commands/keygen-command.ts';
+import { runVerifyCommand } from '../../main/cli/commands/verify-command.ts';
+import type { Subject } from '../../main/core/receipt/in-toto.ts';
+import { defaultUserKey, loadPrivateKey } from '../../main/core/receipt/keys.ts';
+import { writeReceipt } from '../../main/core/receipt/receipt.ts';
+import { recordingIO, removeTempDirs, samplePredicate, tempDir, writeSubjectFiles } from './receipt-fixtures.ts';
+
+afterAll(removeTempDirs);
+
+let work: string;
+let subjects: Subject[];
+let subjectFiles: Record<string, string>;
+
+beforeAll(async () => {
+  work = tempDir('commands');
+  ({ subjects, files: subjectFiles } = await writeSubjectFiles(join(work, 'subjects')));
+});
+
+async function usageError(action: Promise<number>, expected: string): Promise<void> {
+  await expect(action).rejects.toBeInstanceOf(UsageError);
+  await expect(action).rejects.toThrow(expected);
+}
+
+describe('trace-inspector keygen', () => {
+  it('writes the pair into --out (relative to the cwd) and prints both paths and the keyid', async () => {
+    const io = recordingIO(work, {});
+    expect(await runKeygenCommand(['--out', 'keys'], io)).toBe(0);
+    const keyPath = join(work, 'keys', 'trace-inspector-ed25519.key');
+    expect(statSync(keyPath).mode & 0o777).toBe(0o600);
+    expect(io.out()).toContain(`private key ${keyPath}`);
+    expect(io.out()).toContain(join(work, 'keys', 'trace-inspector-ed25519.pub'));
+    expect(io.out()).toMatch(/keyid {7}[0-9a-f]{64}\n/);
+  });
+
+  it('refuses to overwrite (UsageError naming the key file), leaving it unchanged', async () => {
+    const keyPath = join(work, 'keys', 'trace-inspector-ed25519.key');
+    const before = readFileSync(keyPath);
+    await usageError(runKeygenCommand(['--out', join(work, 'keys')], recordingIO(work, {})), keyPath);
+    expect(readFileSync(keyPath)).toEqual(before);
+  });
+
+  it('defaults to the per-user key folder', async () => {
+    const configDir = join(tempDir('keygen-default'), 'conf');
+    const io = recordingIO(work, { TRACE_INSPECTOR_CONFIG_DIR: configDir });
+    expect(await runKeygenCommand([], io)).toBe(0);
+    expect(existsSync(join(configDir, 'trace-inspector-ed25519.key'))).toBe(true);
+  });
+
+  it.each([
+    [['--frobnicate'], 'frobnicate'],
+    [['stray'], 'stray'],
+    [['--out'], '--out'],
+  ])('rejects bad usage %j', async (argv, expected) => {
+    await usageError(runKeygenCommand(argv, recordingIO(work, {})), expected);
+  });
+});
+
+describe('trace-inspector verify', () => {
+  let receipt: string;
+  const pubkey = (): string => join(work, 'keys', 'trace-inspector-ed25519.pub');
+
+  beforeAll(async () => {
+    receipt = join(work, 'gate-receipt.json');
+    const privateKey = loadPrivateKey(join(work, 'keys', 'trace-inspector-ed25519.key'));
+    await writeReceipt(receipt, { subjects, predicate: samplePredicate(), privateKey });
+  });
+
+  it('exits 0 and prints VERIFIED, the key, each subject and the seals', async () => {
+    const io = recordingIO(work, {});
+    const code = await runVerifyCommand(['gate-receipt.json', '--pubkey', 'keys/trace-inspector-ed25519.pub', '--subjects', 'subjects'], io);
+    expect(io.out()).toContain('VERIFIED');
+    expect(code).toBe(0);
+    expect(io.out()).toContain(`public key ${pubkey()}, keyid `);
+    expect(io.out()).toMatch(/subject {4}weights\.safetensors: OK sha256 [0-9a-f]{64}/);
+    expect(io.out()).toContain('sealed     OVERALL: PASSED');
+    expect(io.out()).not.toContain('NOT VERIFIED');
+  });
+
+  it('accepts several --subjects and says which subjects it did not check', async () => {
+    const io = recordingIO(work, {});
+    const weights = subjectFiles['weights.safetensors'] ?? '';
+    const engine = subjectFiles['libengine.so'] ?? '';
+    expect(await runVerifyCommand([receipt, '--pubkey', pubkey(), '--subjects', weights, '--subjects', engine], io)).toBe(0);
+    expect(io.out()).toContain('subject    reference/manifest.json: not checked (no file given)');
+  });
+
+  it('exits 1 and prints the reason when a subject changed', async () => {
+    const copy = tempDir('verify-changed');
+    const { files } = await writeSubjectFiles(copy);
+    writeFileSync(files['libengine.so'] ?? '', 'a different engine');
+    const io = recordingIO(work, {});
+    expect(await runVerifyCommand([receipt, '--pubkey', pubkey(), '--subjects', copy], io)).toBe(1);
+    expect(io.out()).toContain('NOT VERIFIED');
+    expect(io.out()).toContain('subject "libengine.so" changed');
+    expect(io.out()).not.toContain('sealed'); // no "OVERALL: PASSED" beside a changed subject
+  });
+
+  it('exits 1 with another key', async () => {
+    const otherDir = tempDir('other-key');
+    await runKeygenCommand(['--out', otherDir], recordingIO(work, {}));
+    const io = recordingIO(work, {});
+    expect(await runVerifyCommand([receipt, '--pubkey', join(otherDir, 'trace-inspector-ed25519.pub')], io)).toBe(1);
+    expect(io.out()).toContain('no signature by the public key used');
+  });
+
+  it('falls back to the default user key and names it', async () => {
+    const env = { TRACE_INSPECTOR_CONFIG_DIR: tempDir('verify-default-cli') };
+    const userKey = defaultUserKey(env);
+    const signed = join(work, 'default-signed.json');
+    await writeReceipt(signed, { subjects, predicate: {}, privateKey: userKey.privateKey });
+    const io = recordingIO(work, env);
+    expect(await runVerifyCommand([signed], io)).toBe(0);
+    expect(io.out()).toContain(`public key ${userKey.publicKeyPath} (your default user key)`);
+  });
+
+  it('bad usage and unreadable input are UsageErrors (exit 2) naming the file', async () => {
+    const notJson = join(work, 'not-a-receipt.txt');
+    writeFileSync(notJson, 'hello');
+    await usageError(runVerifyCommand([], recordingIO(work, {})), 'expected exactly one receipt file, got none');
+    await usageError(runVerifyCommand([receipt, 'extra'], recordingIO(work, {})), 'expected exactly one receipt file, got 2');
+    await usageError(runVerifyCommand([receipt, '--frobnicate'], recordingIO(work, {})), 'frobnicate');
+    await usageError(runVerifyCommand([notJson, '--pubkey', pubkey()], recordingIO(work, {})), notJson);
+    await usageError(runVerifyCommand([receipt, '--pubkey', join(work, 'missing.pub')], recordingIO(work, {})), join(work, 'missing.pub'));
+    const noKeyEnv = { TRACE_INSPECTOR_CONFIG_DIR: join(tempDir('no-key'), 'absent') };
+    await usageError(runVerifyCommand([receipt], recordingIO(work, noKeyEnv)), '--pubkey');
+    await usageError(runVerifyCommand([receipt, '--pubkey', pubkey(), '--subjects', join(work, 'absent-dir')], recordingIO(work, {})), 'absent-dir');
+  });
+});
