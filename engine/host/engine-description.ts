@@ -26,14 +26,24 @@ export const CatalogueDTypeSchema = z.string().transform((spelled, ctx): DType =
   return found;
 });
 
-/** One extent: a fixed size, or a symbol resolved per pass (`T` = positions of the pass). */
+/**
+ * One extent: a fixed size, or a symbol resolved per pass (`T` = positions of the pass; the
+ * reference engine's audio stages also use `L16`, `F`, `R`, `P`, explained in its describe()
+ * `model.shape_symbols`).
+ */
 export const ShapeDimSchema = z.union([
   z.number().int().nonnegative(),
   z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a shape symbol is an identifier such as "T"'),
 ]);
 export type ShapeDim = z.infer<typeof ShapeDimSchema>;
 
-export const EMIT_KINDS = ['every_pass', 'prefill', 'text_out', 'audio_out'] as const;
+/**
+ * On which passes a boundary appears: every pass; the prefill; passes whose output is a text token;
+ * passes whose output is an audio frame; the prefill of a session whose inputs include `pcm_in`
+ * (`prefill_audio_in`); passes whose output is an audio frame whose code 0 is not end-of-audio
+ * (`audio_frame`: an EOA frame is not detokenized). See docs/reference-model-audio.md.
+ */
+export const EMIT_KINDS = ['every_pass', 'prefill', 'text_out', 'audio_out', 'prefill_audio_in', 'audio_frame'] as const;
 export type EmitKind = (typeof EMIT_KINDS)[number];
 
 const NameSchema = z.string().min(1, 'a name is a non-empty string');
@@ -158,8 +168,19 @@ export function resolveShape(
 /** The output a pass produced, as the session state reports it ("text", "audio", ...). */
 export type PassKind = 'prefill' | 'decode';
 
-/** Whether the catalogue says `boundary` appears in a pass of this kind whose output was `mode`. */
-export function isEmittedIn(boundary: EngineBoundary, kind: PassKind, mode: string): boolean {
+/** What some emit kinds depend on beyond the pass's kind and output mode. */
+export interface PassFacts {
+  /** The session's inputs include `pcm_in` (then its prefill emits the `prefill_audio_in` boundaries). */
+  pcmIn: boolean;
+  /** The pass's output is an end-of-audio frame (code 0 == 32), which emits no `audio_frame` boundary. */
+  endOfAudio: boolean;
+}
+
+/**
+ * Whether the catalogue says `boundary` appears in a pass of this kind whose output was `mode`,
+ * given the facts `prefill_audio_in` and `audio_frame` depend on.
+ */
+export function isEmittedIn(boundary: EngineBoundary, kind: PassKind, mode: string | null, facts: PassFacts): boolean {
   switch (boundary.emit) {
     case 'every_pass':
       return true;
@@ -169,5 +190,9 @@ export function isEmittedIn(boundary: EngineBoundary, kind: PassKind, mode: stri
       return mode === 'text';
     case 'audio_out':
       return mode === 'audio';
+    case 'prefill_audio_in':
+      return kind === 'prefill' && facts.pcmIn;
+    case 'audio_frame':
+      return mode === 'audio' && !facts.endOfAudio;
   }
 }

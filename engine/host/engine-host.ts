@@ -88,7 +88,7 @@ export interface PassOk {
   index: number;
   kind: PassKind;
   /** The output this pass produced ("text", "audio"), from ti_session_state() after the pass. */
-  mode: string;
+  mode: string | null;
   recordCount: number;
   bytes: number;
   /** Time inside ti_prefill / ti_decode, record callbacks included, measured in the worker. */
@@ -187,13 +187,7 @@ function processTransport(events: TransportEvents): Transport {
       const line = pending.slice(0, newline);
       pending = pending.slice(newline + 1);
       if (line.length > 0) {
-        let raw: unknown;
-        try {
-          raw = JSON.parse(line);
-        } catch {
-          raw = { type: 'malformed', line: line.slice(0, 200) };
-        }
-        events.message(raw);
+        events.message(parseMessageLine(line));
       }
       newline = pending.indexOf('\n');
     }
@@ -257,11 +251,21 @@ function processTransport(events: TransportEvents): Transport {
   };
 }
 
+/** A message the worker sent as JSON text; malformed text becomes a message the schema refuses. */
+function parseMessageLine(line: string): unknown {
+  try {
+    return JSON.parse(line) as unknown;
+  } catch {
+    return { type: 'malformed', line: line.slice(0, 200) };
+  }
+}
+
 function threadTransport(events: TransportEvents): Transport {
   const workerData: WorkerData = { messageFd: null };
   const worker = new Worker(engineScriptPath('engine-worker'), { workerData });
   let fatal: string | null = null;
-  worker.on('message', (raw: unknown) => events.message(raw));
+  // Announcement batches arrive as their JSON text (engine-worker.ts), everything else as objects.
+  worker.on('message', (raw: unknown) => events.message(typeof raw === 'string' ? parseMessageLine(raw) : raw));
   worker.on('error', (error) => {
     fatal = error instanceof Error ? error.message : String(error);
   });

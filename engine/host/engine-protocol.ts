@@ -71,12 +71,13 @@ export type WorkerOp = WorkerRequest['op'];
 
 /**
  * ti_session_state(): `passes_run`, `cursor` and the output mode, plus whatever the engine adds.
- * The header names the mode `mode`; the reference engine reports `last_output` (the output of
- * the last pass, null before prefill) beside `next_mode`. Both spellings are read.
+ * Only `passes_run` is required: the rest is the engine's own. The output mode of the pass just
+ * run is read from `last_output` (the reference engine's spelling, null before prefill) or `mode`.
  */
 export const SessionStateSchema = z.looseObject({
   passes_run: z.number().int().nonnegative(),
-  cursor: z.number().int().nonnegative(),
+  /** Model-specific (positions consumed); engines without a sequence cursor omit it. */
+  cursor: z.number().int().nonnegative().optional(),
   mode: z.string().optional(),
   last_output: z.string().nullable().optional(),
 });
@@ -92,7 +93,7 @@ export const PassOkSchema = z.object({
   index: Extent,
   kind: PassKindSchema,
   /** The output this pass produced, from ti_session_state() after the pass ("text", "audio"). */
-  mode: z.string(),
+  mode: z.string().nullable(),
   recordCount: Extent,
   /** Bytes of record data copied out of the engine during the pass. */
   bytes: Extent,

@@ -1,8 +1,14 @@
 // The engine worker: a worker_threads Worker that loads an engine library with koffi and drives
 // one session on request. During a pass the engine calls the record callback on this thread,
-// once per boundary; the callback reads the ti_record, announces it to the caller (no data),
-// copies its bytes out (gathered into row-major when the engine's strides are not) and appends
-// it to the capture's NativeBundleWriter, all synchronously, before the engine goes on.
+// once per boundary; the callback reads the ti_record, leaves the crash crumb, announces it to
+// the caller (no data), and, when capturing, copies its bytes straight from the engine into the
+// capture's next frame (gathered into row-major when the engine's strides are not) and appends
+// that frame to the pass's spill, all synchronously, before the engine goes on.
+//
+// Per record that is one read of the ti_record (four small memcpy calls), one 16-byte store of
+// the crumb, one copy of the data and one append of the frame. Where the C library allows
+// (native-memory.ts), the crumb and the spill are shared mappings of their files, so neither
+// costs a system call; elsewhere (or with TRACE_INSPECTOR_SPILL=write) both are write() calls.
 //
 // Bundled by scripts/build.mjs into dist/engine-worker.js; started by engine-host.ts ('thread'
 // isolation) or by engine-host-process.ts ('process' isolation).
@@ -10,9 +16,8 @@ import { openSync, writeSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
 import { DTYPE_SIZE, dtypeFromAbi, abiFromDtype, type DType } from '../../main/core/bundle/dtype.ts';
-import { contiguousStrides, isRowMajor } from '../../main/core/bundle/layout.ts';
 import type { RunOutcome } from '../../main/core/bundle/manifest-schema.ts';
-import { NativeBundleWriter } from '../../main/core/bundle/native-bundle-writer.ts';
+import { NativeBundleWriter, type SpillLogFactory } from '../../main/core/bundle/native-bundle-writer.ts';
 import { gatherStrided } from '../../main/core/bundle/tensor-view.ts';
 import {
   loadEngineLibrary,
@@ -25,6 +30,8 @@ import {
   type SessionHandle,
 } from './abi-binding.ts';
 import { EngineCallError, EngineHostError, EngineLoadError } from './engine-errors.ts';
+import { MappedSpillLog } from './mapped-spill-log.ts';
+import { nativeMemory, type NativeMemory } from './native-memory.ts';
 import {
   ANNOUNCE_BATCH,
   ANNOUNCE_INTERVAL_MS,
@@ -48,11 +55,13 @@ import {
 } from './engine-protocol.ts';
 
 type Send = (message: WorkerMessage) => void;
+/** Sends a message already serialized as JSON (one WorkerMessage). */
+type SendJson = (json: string) => void;
 
 /** Writes one JSON line to a file descriptor, all of it, before returning. */
-function lineSender(fd: number): Send {
-  return (message) => {
-    const bytes = Buffer.from(`${JSON.stringify(message)}\n`, 'utf8');
+function lineWriter(fd: number): SendJson {
+  return (json) => {
+    const bytes = Buffer.from(`${json}\n`, 'utf8');
     let written = 0;
     while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
   };
@@ -76,31 +85,46 @@ function errorMessage(error: unknown): string {
 
 /**
  * The crumb: [pass, boundary index, records of the pass, sequence] of the last record announced,
- * stored before the record is written. A 16-byte file rewritten in place ('process' isolation:
- * the kernel keeps it when the engine kills the process) or shared memory ('thread').
+ * stored before the record is copied. A 16-byte file ('process' isolation: the kernel keeps it
+ * when the engine kills the process), stored through a shared mapping of it where the C library
+ * allows, else rewritten in place; or shared memory ('thread').
  */
 class Crumb {
   private readonly slots: Int32Array;
-  private readonly bytes: Uint8Array | null;
+  private readonly bytes: Uint8Array;
   private readonly fd: number | null;
+  private readonly mapped: { memory: NativeMemory; address: number } | null;
+  private readonly shared: boolean;
   private sequence = 0;
 
-  constructor(target: CrumbTarget) {
+  constructor(target: CrumbTarget, memory: NativeMemory | null) {
     if ('path' in target) {
+      this.shared = false;
       this.fd = openSync(target.path, 'r+');
       this.slots = new Int32Array(CRUMB_BYTES / 4);
       this.bytes = new Uint8Array(this.slots.buffer);
+      let mapped: Crumb['mapped'] = null;
+      if (memory !== null) {
+        try {
+          mapped = { memory, address: memory.map(this.fd, CRUMB_BYTES) };
+        } catch {
+          mapped = null; // keep the write() path
+        }
+      }
+      this.mapped = mapped;
     } else {
+      this.shared = true;
       this.fd = null;
+      this.mapped = null;
       this.slots = new Int32Array(target.shared, 0, CRUMB_BYTES / 4);
-      this.bytes = null;
+      this.bytes = new Uint8Array(target.shared, 0, CRUMB_BYTES);
     }
   }
 
   mark(pass: number, boundary: number, count: number): void {
     const slots = this.slots;
     this.sequence += 1;
-    if (this.fd === null) {
+    if (this.shared) {
       Atomics.store(slots, CRUMB_SLOTS.pass, pass);
       Atomics.store(slots, CRUMB_SLOTS.boundary, boundary);
       Atomics.store(slots, CRUMB_SLOTS.count, count);
@@ -111,27 +135,48 @@ class Crumb {
     slots[CRUMB_SLOTS.boundary] = boundary;
     slots[CRUMB_SLOTS.count] = count;
     slots[CRUMB_SLOTS.sequence] = this.sequence;
-    writeSync(this.fd, this.bytes as Uint8Array, 0, CRUMB_BYTES, 0);
+    if (this.mapped !== null) this.mapped.memory.store(this.mapped.address, this.bytes, CRUMB_BYTES);
+    else writeSync(this.fd as number, this.bytes, 0, CRUMB_BYTES, 0);
   }
+}
+
+/**
+ * The spill log captures use: the shared mapping where available, unless
+ * TRACE_INSPECTOR_SPILL=write asks for the portable one-write-per-record log.
+ */
+function spillLogFactory(memory: NativeMemory | null): SpillLogFactory | undefined {
+  if (memory === null || process.env['TRACE_INSPECTOR_SPILL'] === 'write') return undefined;
+  return () => new MappedSpillLog(memory);
+}
+
+/** The native memory calls this worker may use (null: write() everywhere). */
+function workerMemory(): NativeMemory | null {
+  return process.env['TRACE_INSPECTOR_SPILL'] === 'write' ? null : nativeMemory();
 }
 
 type Announcement = RecordsMessage['records'][number];
 
-/** Batches record announcements for the caller's live progress (onRecord). */
+/**
+ * Batches record announcements for the caller's live progress (onRecord). Each announcement
+ * arrives as its JSON text, which the caller keeps per boundary and reuses while the record's
+ * dtype and shape do not change (serializing 64 of them afresh costs ~18 us, a fifth of what a
+ * small pass spends per record), and the batch goes as one JSON message (a 'records'
+ * WorkerMessage, validated by the caller like any other).
+ */
 class Announcer {
   private pass = -1;
-  private pending: Announcement[] = [];
+  private pending: string[] = [];
   private oldest = 0;
 
-  constructor(private readonly send: Send) {}
+  constructor(private readonly sendJson: SendJson) {}
 
-  add(pass: number, announcement: Announcement): void {
+  add(pass: number, announcementJson: string): void {
     if (pass !== this.pass) {
       this.flush();
       this.pass = pass;
     }
     if (this.pending.length === 0) this.oldest = performance.now();
-    this.pending.push(announcement);
+    this.pending.push(announcementJson);
     if (this.pending.length >= ANNOUNCE_BATCH || performance.now() - this.oldest >= ANNOUNCE_INTERVAL_MS) this.flush();
   }
 
@@ -139,14 +184,36 @@ class Announcer {
     if (this.pending.length === 0) return;
     const records = this.pending;
     this.pending = [];
-    this.send({ type: 'records', pass: this.pass, records });
+    this.sendJson(`{"type":"records","pass":${this.pass},"records":[${records.join(',')}]}`);
   }
+}
+
+/** The JSON of an announcement, kept per boundary: rebuilt when the record's dtype or shape changes. */
+interface AnnouncedRecord {
+  readonly dtype: DType;
+  readonly shape: readonly number[];
+  readonly byteLength: number;
+  readonly json: string;
+}
+
+function announcementOf(entry: CatalogueEntry, name: string, dtype: DType, shape: readonly number[], byteLength: number): string {
+  const last = entry.announced;
+  if (last !== null && last.dtype === dtype && last.byteLength === byteLength && last.shape.length === shape.length) {
+    let same = true;
+    for (let axis = 0; same && axis < shape.length; axis++) same = last.shape[axis] === shape[axis];
+    if (same) return last.json;
+  }
+  const announcement: Announcement = { name, dtype, shape: [...shape], byteLength };
+  const json = JSON.stringify(announcement);
+  entry.announced = { dtype, shape: announcement.shape, byteLength, json };
+  return json;
 }
 
 /** What the worker knows of one catalogue boundary. */
 interface CatalogueEntry {
   readonly index: number;
   readonly stage: string;
+  announced: AnnouncedRecord | null;
 }
 
 class EngineWorker {
@@ -157,13 +224,17 @@ class EngineWorker {
   private capture: NativeBundleWriter | null = null;
   private readonly catalogue = new Map<string, CatalogueEntry>();
   private crumb: Crumb | null = null;
+  private memory: NativeMemory | null = null;
   private readonly announcer: Announcer;
   private nextIndex = 0;
   private active: ActivePass | null = null;
   private reader: RecordReader | null = null;
 
-  constructor(private readonly send: Send) {
-    this.announcer = new Announcer(send);
+  constructor(
+    private readonly send: Send,
+    sendJson: SendJson,
+  ) {
+    this.announcer = new Announcer(sendJson);
   }
 
   handle(request: WorkerRequest): unknown {
@@ -209,10 +280,11 @@ class EngineWorker {
 
   private load(library: string, crumb: CrumbTarget): LoadReply {
     if (this.engine) throw new EngineHostError(`this worker already loaded ${this.engine.library}`);
-    this.crumb = new Crumb(crumb);
+    this.memory = workerMemory();
+    this.crumb = new Crumb(crumb, this.memory);
     const engine = loadEngineLibrary(library);
     this.engine = engine;
-    engine.description.boundaries.forEach((boundary, index) => this.catalogue.set(boundary.name, { index, stage: boundary.stage }));
+    engine.description.boundaries.forEach((boundary, index) => this.catalogue.set(boundary.name, { index, stage: boundary.stage, announced: null }));
     return {
       library,
       abiVersion: engine.abiVersion,
@@ -281,7 +353,8 @@ class EngineWorker {
 
   private beginCapture(dir: string, header: unknown): null {
     if (this.capture) throw new EngineHostError(`a capture is already open (finishCapture it first)`);
-    this.capture = NativeBundleWriter.create(dir, header);
+    const spillLog = spillLogFactory(this.memory);
+    this.capture = NativeBundleWriter.create(dir, header, spillLog === undefined ? {} : { spillLog });
     return null;
   }
 
@@ -347,11 +420,8 @@ class EngineWorker {
       };
     }
     const state = this.state(session);
+    // An engine without output modes (no text/audio interleaving) reports none: null.
     const mode = outputModeOf(state);
-    if (mode === null) {
-      this.capture?.endPass(null);
-      throw new EngineHostError('ti_session_state() after the pass names no output mode (expected "last_output" or "mode")');
-    }
     this.capture?.endPass(mode);
     this.nextIndex = index + 1;
     return { status: 'ok', index, kind, mode, recordCount: pass.recordCount, bytes: pass.bytes, durationMs, state };
@@ -393,41 +463,53 @@ class EngineWorker {
       shape[axis] = extent;
       count *= extent;
     }
-    let strides: number[];
-    if (record.strides === null) {
-      strides = contiguousStrides(shape);
-    } else {
-      strides = new Array<number>(rank);
-      for (let axis = 0; axis < rank; axis++) {
-        const stride = Number(record.strides[axis]);
+    // Strides as emitted (contiguous when the engine passed NULL), whether they are the row-major
+    // ones (an axis of extent 1 never moves: its stride is free; no elements: trivially
+    // row-major), and the span they address, in elements.
+    const strides = new Array<number>(rank);
+    const given = record.strides;
+    let rowMajor = true;
+    let spanElements = count === 0 ? 0 : 1;
+    let contiguous = 1;
+    for (let axis = rank - 1; axis >= 0; axis--) {
+      const extent = shape[axis] as number;
+      let stride = contiguous;
+      if (given !== null) {
+        stride = Number(given[axis]);
         if (stride < 0) throw new Error(`${name}: strides[${axis}] is ${stride} (negative strides are not supported)`);
-        strides[axis] = stride;
+        if (extent !== 1 && stride !== contiguous) rowMajor = false;
       }
+      strides[axis] = stride;
+      if (count > 0) spanElements += (extent - 1) * stride;
+      contiguous *= extent;
     }
+    if (count === 0) rowMajor = true;
     const size = DTYPE_SIZE[dtype];
     const byteLength = count * size;
-    const rowMajor = isRowMajor(shape, strides);
     // The span the strides address, in bytes: the engine's byte_length must cover it.
-    let spanElements = count === 0 ? 0 : 1;
-    if (count > 0) for (let axis = 0; axis < rank; axis++) spanElements += ((shape[axis] as number) - 1) * (strides[axis] as number);
     const spanBytes = rowMajor ? byteLength : spanElements * size;
     if (record.byteLength < spanBytes) {
       throw new Error(`${name}: byte_length ${record.byteLength} does not cover the ${spanBytes} bytes its shape and strides address`);
     }
 
-    // The crash site first: if the engine dies while this record is written, or right after,
-    // the caller reads it from the crumb.
+    // The crash site first: if the engine dies while this record is copied or written, or right
+    // after, the caller reads it from the crumb.
     this.crumb?.mark(pass.index, entry.index, pass.recordCount + 1);
-    this.announcer.add(pass.index, { name, dtype, shape, byteLength });
+    this.announcer.add(pass.index, announcementOf(entry, name, dtype, shape, byteLength));
 
     const capture = this.capture;
     if (capture !== null) {
-      // appendRecord writes the bytes to the spill and hashes them before returning and keeps
-      // no reference, so one scratch buffer serves every record (no allocation per record).
-      const raw = this.scratchOf(spanBytes);
-      reader.copyData(raw, spanBytes);
-      const data = rowMajor ? raw : gatherStrided(raw, dtype, shape, strides);
-      capture.appendRecord({ name, stage: entry.stage, dtype, shape, strides, data });
+      // The frame's data view: the engine's bytes are copied straight into it (row-major), or
+      // gathered into it through the scratch buffer (strided). commitRecord appends the frame.
+      const target = capture.openRecord(name, entry.stage, dtype, shape, strides);
+      if (rowMajor) {
+        reader.copyData(target, byteLength);
+      } else {
+        const raw = this.scratchOf(spanBytes);
+        reader.copyData(raw, spanBytes);
+        target.set(gatherStrided(raw, dtype, shape, strides));
+      }
+      capture.commitRecord();
     }
     pass.recordCount += 1;
     pass.bytes += byteLength;
@@ -436,7 +518,7 @@ class EngineWorker {
 
   private scratch = new Uint8Array(64 * 1024);
 
-  /** A view of `byteLength` bytes of the scratch buffer, grown (doubling) when too small. */
+  /** A view of `byteLength` bytes of the scratch buffer (strided records), grown (doubling) when too small. */
   private scratchOf(byteLength: number): Uint8Array {
     if (this.scratch.byteLength < byteLength) {
       let size = this.scratch.byteLength;
@@ -478,8 +560,11 @@ function main(): void {
   const port = parentPort;
   if (port === null) throw new Error('engine-worker.js runs as a worker_threads Worker');
   const data = WorkerDataSchema.parse(workerData);
-  const send: Send = data.messageFd === null ? (message) => port.postMessage(message) : lineSender(data.messageFd);
-  const worker = new EngineWorker(send);
+  // 'thread': messages go by postMessage, announcement batches as their JSON text (the caller
+  // parses a string message); 'process': every message is a JSON line on the pipe.
+  const sendJson: SendJson = data.messageFd === null ? (json) => port.postMessage(json) : lineWriter(data.messageFd);
+  const send: Send = data.messageFd === null ? (message) => port.postMessage(message) : (message) => sendJson(JSON.stringify(message));
+  const worker = new EngineWorker(send, sendJson);
   port.on('message', (raw: unknown) => {
     const parsed = WorkerRequestSchema.safeParse(raw);
     if (!parsed.success) {

@@ -99,7 +99,8 @@ TI_API uint32_t ti_abi_version(void);
  *     "model":   { free-form dimensions },
  *     "inputs":  [ { "name", "dtype", "shape": [int | symbol], "required", "doc" } ],
  *     "boundaries": [ { "name", "stage", "dtype", "shape": [int | symbol],
- *                       "emit": "every_pass" | "prefill" | "text_out" | "audio_out",
+ *                       "emit": "every_pass" | "prefill" | "text_out" | "audio_out"
+ *                               | "prefill_audio_in" | "audio_frame",
  *                       "injectable": bool, "doc" } ],        (in execution order)
  *     "options": [ { "name", "type": "bool" | "int" | "string", "default", "doc" } ] }
  */
@@ -140,8 +141,16 @@ TI_API ti_status ti_set_wanted(ti_session *session, const char *const *names, ui
 
 /*
  * Replace the engine's value at a named boundary on the next pass with this tensor
- * (copied; row-major). When the pass reaches the boundary the engine uses the injected
- * value downstream and records it. Injections are cleared when the pass ends.
+ * (copied; row-major; dtype and shape as the catalogue declares them for that pass).
+ * When the pass reaches the boundary, the engine first RECORDS ITS OWN COMPUTED VALUE there
+ * (a record is always an observation of what the engine computed), then continues downstream
+ * with the injected value: everything after the boundary — later boundaries, state updates
+ * (caches, carries), the generation schedule — follows the injected value. An injected token or
+ * code is what the next step embeds and what the schedule sees (e.g. an injected end-of-audio
+ * code switches modes). This gives teacher forcing (the record still shows the engine's own
+ * choice, later passes stay comparable) and layer isolation (inject a segment's reference input:
+ * the records inside the segment show the error that segment alone adds). An injection at a
+ * boundary the pass does not reach is ignored. Injections are cleared when the pass ends.
  */
 TI_API ti_status ti_inject(ti_session *session, const char *boundary, uint32_t dtype, uint32_t rank,
                            const int64_t *shape, const void *data, uint64_t byte_length);

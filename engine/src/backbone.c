@@ -61,7 +61,7 @@ static void assemble(pass_ctx *p, float *x) {
                 memcpy(row, w->embed_tokens + (int64_t)id * M_D, M_D * sizeof(float));
                 continue;
             }
-            memcpy(row, s->inputs.audio_in + audio_row * M_D, M_D * sizeof(float));
+            memcpy(row, p->audio_in_rows + audio_row * M_D, M_D * sizeof(float));
             audio_row++;
             if (s->options.on[OPT_NAN_TO_ZERO])
                 for (int d = 0; d < M_D; d++)

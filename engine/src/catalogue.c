@@ -46,6 +46,11 @@ static bnd_desc *add(catalogue *c, const char *stage, ti_dtype dtype, uint32_t r
     return b;
 }
 
+bnd_desc *catalogue_add(catalogue *c, const char *stage, ti_dtype dtype, uint32_t rank, int64_t d0, int64_t d1,
+                        int64_t d2, bnd_emit emit, bool injectable, const char *doc, int *id_out) {
+    return add(c, stage, dtype, rank, d0, d1, d2, emit, injectable, doc, id_out);
+}
+
 static void add_sampler(catalogue *c, const char *prefix, const char *stage, int n, bnd_emit emit, int *ids) {
     static const ti_dtype dtypes[SAMP_FIELDS] = {TI_F64, TI_I32, TI_F64, TI_BOOL, TI_F64, TI_F64,
                                                  TI_F64, TI_U64, TI_F64, TI_U64,  TI_I32};
@@ -61,6 +66,7 @@ static void build(catalogue *c) {
     memset(c, 0, sizeof *c);
     memset(c->layer, -1, sizeof c->layer);
     bnd_desc *b;
+    catalogue_add_audio_in(c); /* frontend.*, encoder.*, adapter.* come before backbone.embed */
     b = add(c, "backbone", TI_F32, 2, BND_T, M_D, 0, EMIT_EVERY_PASS, true,
             "modality assembly: embed_tokens[id] for text ids, the next audio_in_embeds row for -1; in decode the "
             "previous output (a text token's row, or the sum over codebooks k=0..7 of "
@@ -134,6 +140,7 @@ static void build(catalogue *c) {
     b = add(c, "depthformer", TI_I32, 1, M_NCB, 0, 0, EMIT_AUDIO_OUT, false,
             "the frame's 8 codes (code 32 in codebook 0 is end-of-audio)", &c->codes);
     snprintf(b->name, sizeof b->name, "depth.codes");
+    catalogue_add_detok(c); /* detok.* after depth.codes, before gen.state */
     b = add(c, "state", TI_I32, 1, 4, 0, 0, EMIT_EVERY_PASS, false,
             "[cursor, next_mode (0 text, 1 audio), count, passes_run] after the pass", &c->gen_state);
     snprintf(b->name, sizeof b->name, "gen.state");
@@ -163,6 +170,8 @@ const char *catalogue_emit_name(bnd_emit emit) {
     case EMIT_PREFILL: return "prefill";
     case EMIT_TEXT_OUT: return "text_out";
     case EMIT_AUDIO_OUT: return "audio_out";
+    case EMIT_PREFILL_AUDIO_IN: return "prefill_audio_in";
+    case EMIT_AUDIO_FRAME: return "audio_frame";
     }
     return "every_pass";
 }

@@ -24,6 +24,24 @@
 static char g_describe[96 * 1024]; /* written once under g_describe_once, read-only afterwards */
 static pthread_once_t g_describe_once = PTHREAD_ONCE_INIT;
 
+/* Part 2 (docs/reference-model-audio.md) and the meaning of every shape symbol. */
+static void write_audio_model(json_writer *w) {
+    jw_raw(w, "\"audio\":{\"spec\":\"docs/reference-model-audio.md\",\"pcm_in_rate\":24000,\"frontend_rate\":16000,");
+    jw_printf(w, "\"n_fft\":%d,\"hop\":%d,\"mels\":%d,\"encoder_width\":%d,\"encoder_blocks\":%d,", A_NFFT, A_HOP,
+              A_NMEL, A_ED, A_EBLOCKS);
+    jw_printf(w, "\"encoder_heads\":%d,\"encoder_ffn_width\":%d,\"subsampling\":8,\"adapter_width\":%d,", A_EH,
+              A_EFF, A_AD_HIDDEN);
+    jw_printf(w, "\"detok_width\":%d,\"detok_layers\":[\"conv\",\"conv\",\"attn\",\"conv\"],", A_DW);
+    jw_printf(w, "\"detok_window\":%d,\"detok_positions_per_frame\":%d,\"istft\":{\"n_fft\":%d,\"hop\":%d},",
+              A_DWINDOW, A_DREPEAT, A_ISTFT_N, A_ISTFT_HOP);
+    jw_printf(w, "\"pcm_per_frame\":%d,\"pcm_first_frame\":%d},", A_PCM, A_PCM_FIRST);
+    jw_raw(w, "\"shape_symbols\":{\"T\":\"positions consumed by the pass (prompt length in prefill, 1 in decode)\","
+              "\"L\":\"samples of pcm_in (24 kHz)\",\"L16\":\"samples after resampling to 16 kHz: ceil(2 L / 3)\","
+              "\"F\":\"frontend frames: 1 + floor(L16 / 160)\","
+              "\"R\":\"audio-in rows: rows of audio_in_embeds, or encoder steps = adapter rows ceil(F / 8) with "
+              "pcm_in\",\"P\":\"encoder relative positions: 2 R - 1\"},");
+}
+
 static void write_model(json_writer *w) {
     jw_raw(w, "\"model\":{\"name\":\"tiny-lfm2.5-audio\",\"spec\":\"docs/reference-model.md\",");
     jw_printf(w, "\"width\":%d,\"layers\":[", M_D);
@@ -36,6 +54,7 @@ static void write_model(json_writer *w) {
     jw_printf(w, "\"depth_head_dim\":%d,\"depth_ffn_width\":%d,\"rms_eps\":1e-05,", M_HD, M_DFF);
     jw_raw(w, "\"backbone_rope\":{\"style\":\"rotate_half\",\"theta\":1000000},");
     jw_raw(w, "\"depth_rope\":{\"style\":\"interleaved_pairs\",\"theta\":10000},");
+    write_audio_model(w);
     jw_printf(w, "\"compute_dtype\":\"f32\",\"sampler_dtype\":\"f64\",\"max_positions_default\":%d}",
               TI_DEFAULT_MAX_POSITIONS);
 }
@@ -71,8 +90,8 @@ static void write_boundaries(json_writer *w, const catalogue *cat) {
         jw_printf(w, ",\"stage\":\"%s\",\"dtype\":\"%s\",\"shape\":[", b->stage, ti_dtype_abi_name(b->dtype));
         for (uint32_t k = 0; k < b->rank; k++) {
             if (k) jw_raw(w, ",");
-            if (b->shape[k] == BND_T)
-                jw_raw(w, "\"T\"");
+            if (b->shape[k] < 0) /* a symbol: T, F, R, L16, P (model.shape_symbols) */
+                jw_string(w, catalogue_symbol(b->shape[k]));
             else
                 jw_printf(w, "%lld", (long long)b->shape[k]);
         }

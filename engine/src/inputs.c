@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "audio_model.h"
 #include "model.h"
 #include "safetensors.h"
 
@@ -23,6 +24,10 @@ static const input_desc input_table[INPUT_COUNT] = {
                      "[text, audio] top-k (1 means greedy, <= 0 means all); default [20, 8]"},
     [INPUT_SEED] = {"seed", TI_U64, 1, {1, 0}, {NULL, NULL}, false,
                     "seed of the SplitMix64 counter PRNG; default [0]"},
+    [INPUT_PCM_IN] = {"pcm_in", TI_F32, 1, {-1, 0}, {"L", NULL}, false,
+                      "mono PCM at 24 kHz (L samples, nominally in [-1, 1]); when given, the prompt's -1 positions take "
+                      "the adapter's R rows (R = ceil(F / 8), F = 1 + floor(L16 / 160), L16 = ceil(2 L / 3); R must "
+                      "equal the number of -1; L >= 479 so that N = F - 1 >= 2) and audio_in_embeds must not be set"},
 };
 
 const input_desc *inputs_table(void) { return input_table; }
@@ -42,8 +47,10 @@ void inputs_init(engine_inputs *in) {
 void inputs_free(engine_inputs *in) {
     free(in->prompt);
     free(in->audio_in);
+    free(in->pcm);
     in->prompt = NULL;
     in->audio_in = NULL;
+    in->pcm = NULL;
 }
 
 /* Replaces *slot with a fresh copy of data (so a failed call leaves the old value in place). */
@@ -65,7 +72,7 @@ ti_status inputs_set(engine_inputs *in, const char *name, uint32_t dtype, uint32
     if (id < 0)
         return ti_fail(err, TI_ERR_UNKNOWN_NAME,
                        "input %s: unknown input (known: prompt_tokens, audio_in_embeds, gen_config, "
-                       "sampler_temperature, sampler_top_k, seed)",
+                       "sampler_temperature, sampler_top_k, seed, pcm_in)",
                        name);
     const input_desc *d = &input_table[id];
     char got[160], want[64];
@@ -146,8 +153,37 @@ ti_status inputs_set(engine_inputs *in, const char *name, uint32_t dtype, uint32
     case INPUT_TEMPERATURE: memcpy(in->temperature, data, sizeof in->temperature); return TI_OK;
     case INPUT_TOP_K: memcpy(in->top_k, data, sizeof in->top_k); return TI_OK;
     case INPUT_SEED: memcpy(&in->seed, data, sizeof in->seed); return TI_OK;
+    case INPUT_PCM_IN: {
+        /* Like audio_in_embeds, NaN and infinities are carried, not refused. */
+        ti_status s = copy_into((void **)&in->pcm, data, bytes, name, err);
+        if (s == TI_OK) in->pcm_len = shape[0];
+        return s;
+    }
     default: return ti_fail(err, TI_ERR_INTERNAL, "input %s: no handler", name);
     }
+}
+
+/* pcm_in given: audio_in_embeds must not be, N >= 2, and the adapter's R rows fill the markers. */
+static ti_status inputs_check_pcm(const engine_inputs *in, int64_t markers, int64_t max_positions, ti_errbuf *err) {
+    if (in->audio_in != NULL)
+        return ti_fail(err, TI_ERR_STATE,
+                       "input audio_in_embeds: must not be set together with pcm_in (the adapter's rows fill the -1 "
+                       "positions)");
+    int64_t L = in->pcm_len, L16 = audio_l16(L), F = audio_frames(L), R = audio_rows(L);
+    if (L16 / A_HOP < 2)
+        return ti_fail(err, TI_ERR_SHAPE,
+                       "input pcm_in: %lld samples give L16 = %lld and N = floor(L16 / 160) = %lld normalisation "
+                       "frames; at least 2 are required (L >= 479)",
+                       (long long)L, (long long)L16, (long long)(L16 / A_HOP));
+    if (markers != R)
+        return ti_fail(err, TI_ERR_SHAPE,
+                       "input pcm_in: gives R = %lld adapter rows (L = %lld samples, F = %lld frames) but prompt_tokens "
+                       "holds %lld audio-in markers (-1); they must be equal",
+                       (long long)R, (long long)L, (long long)F, (long long)markers);
+    if (in->prompt_len > max_positions)
+        return ti_fail(err, TI_ERR_STATE, "input prompt_tokens: %lld positions exceed max_positions %lld",
+                       (long long)in->prompt_len, (long long)max_positions);
+    return TI_OK;
 }
 
 ti_status inputs_check_prefill(const engine_inputs *in, int64_t max_positions, ti_errbuf *err) {
@@ -155,6 +191,7 @@ ti_status inputs_check_prefill(const engine_inputs *in, int64_t max_positions, t
         return ti_fail(err, TI_ERR_STATE, "input prompt_tokens: required input is not set (call ti_set_input first)");
     int64_t markers = 0;
     for (int64_t i = 0; i < in->prompt_len; i++) markers += in->prompt[i] == -1;
+    if (in->pcm != NULL) return inputs_check_pcm(in, markers, max_positions, err);
     int64_t rows = in->audio_in != NULL ? in->audio_rows : 0;
     if (markers != rows)
         return ti_fail(err, TI_ERR_SHAPE,

@@ -22,7 +22,7 @@ typedef struct input_desc {
 } input_desc;
 
 enum { INPUT_PROMPT_TOKENS, INPUT_AUDIO_IN_EMBEDS, INPUT_GEN_CONFIG, INPUT_TEMPERATURE, INPUT_TOP_K, INPUT_SEED,
-       INPUT_COUNT };
+       INPUT_PCM_IN, INPUT_COUNT };
 
 const input_desc *inputs_table(void); /* INPUT_COUNT entries */
 
@@ -35,6 +35,8 @@ typedef struct engine_inputs {
     float temperature[2];  /* text, audio */
     int32_t top_k[2];
     uint64_t seed;
+    float *pcm; /* pcm_in [L] at 24 kHz, NULL until set (docs/reference-model-audio.md) */
+    int64_t pcm_len;
 } engine_inputs;
 
 void inputs_init(engine_inputs *in); /* defaults of the optional inputs */

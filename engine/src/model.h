@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 
+#include "audio_model.h"
 #include "errors.h"
 
 enum {
@@ -73,9 +74,10 @@ typedef struct model_weights {
     float *depth_embeddings[M_NCB]; /* [33, 32] */
     depth_layer_w depth_layers[M_DLAYERS];
     float *depth_norms[M_NCB]; /* [32] */
+    audio_weights audio; /* part 2 (docs/reference-model-audio.md), its own arena */
 } model_weights;
 
-/* Loads and validates every tensor; names the file and the tensor on failure. */
+/* Loads and validates every tensor (part 1, then part 2); names the file and the tensor on failure. */
 ti_status weights_load(model_weights *w, const char *path, ti_errbuf *err);
 void weights_free(model_weights *w);
 

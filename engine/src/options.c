@@ -47,6 +47,36 @@ static const option_desc option_table[OPT_COUNT] = {
     [OPT_LOGITS_BF16_TRUNCATE] = {"perturb.logits_bf16_truncate",
                                   "Storage bug: backbone logits go through bf16 by truncation (low 16 bits "
                                   "dropped) instead of staying float32. First shows at backbone.logits in pass 0."},
+    [OPT_FRONTEND_PERIODIC_WINDOW] = {"perturb.frontend_periodic_window",
+                                      "Window bug: the analysis window is a periodic Hann of 400 "
+                                      "(0.5 - 0.5 cos(2 pi i / 400)) instead of the symmetric frontend.window "
+                                      "(/ 399). First shows at frontend.frames in pass 0 of a case with pcm_in."},
+    [OPT_FRONTEND_BIASED_STD] = {"perturb.frontend_biased_std",
+                                 "Statistics bug: the per-mel standard deviation divides by N instead of N - 1. "
+                                 "First shows at frontend.std in pass 0 of a case with pcm_in."},
+    [OPT_FEATURES_BF16_TRUNCATE] = {"perturb.features_bf16_truncate",
+                                    "Storage bug: the normalised features go to bf16 by truncation instead of "
+                                    "round-to-nearest-even. First shows at frontend.features in pass 0 of a case "
+                                    "with pcm_in."},
+    [OPT_REL_SHIFT_OFF_BY_ONE] = {"perturb.rel_shift_off_by_one",
+                                  "rel_shift bug: bd[h][i][j] reads bd_full[h][i][R - i + j] (one relative position "
+                                  "too far; the one index past the end reads 0) instead of R - 1 - i + j. First "
+                                  "shows at encoder.b0.attn_probs in pass 0 of a case with pcm_in."},
+    [OPT_CONFORMER_CAUSAL_CONV] = {"perturb.conformer_causal_conv",
+                                   "Padding bug: the conformer's depthwise k9 conv pads causally (8 left, 0 right) "
+                                   "instead of symmetrically (4/4). First shows at encoder.b0.conv_bn (conv_glu is "
+                                   "before the depthwise conv) in pass 0 of a case with pcm_in."},
+    [OPT_DETOK_EMBED_SUM] = {"perturb.detok_embed_sum",
+                             "Embedding bug: the detokenizer's fused code embedding is the sum over the 8 "
+                             "codebooks instead of the mean. First shows at detok.embed of the first detokenized "
+                             "(non-EOA audio) frame."},
+    [OPT_SKIP_ENVELOPE_DIVISION] = {"perturb.skip_envelope_division",
+                                    "ISTFT bug: the overlap-added PCM is not divided by the window^2 envelope. "
+                                    "First shows at detok.pcm of the first detokenized frame."},
+    [OPT_OLA_STATE_RESET] = {"perturb.ola_state_reset",
+                             "Streaming-state bug: the pending overlap-add and envelope (detok.ola, "
+                             "detok.envelope) are zeroed between passes instead of carried. First shows at "
+                             "detok.pcm of the second detokenized frame."},
 };
 
 const option_desc *options_table(void) { return option_table; }

@@ -5,8 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "audio_in.h"
 #include "backbone.h"
 #include "depthformer.h"
+#include "detokenizer.h"
 #include "records.h"
 #include "sampler.h"
 #include "session.h"
@@ -47,6 +49,8 @@ static ti_status produce_output(pass_ctx *p, const float *hlast, float *logits) 
         g->last_token = result.token;
     } else {
         ti_status status = depthformer_run(p, hlast, g->last_codes);
+        /* A frame whose code 0 is end-of-audio ends the run and is not detokenized. */
+        if (status == TI_OK && g->last_codes[0] != M_EOA) status = detok_run(p, g->last_codes);
         if (status != TI_OK) return status;
     }
     g->last_output = mode;
@@ -72,7 +76,15 @@ static ti_status run_pass_body(pass_ctx *p) {
     float *x = malloc((size_t)p->T * M_D * sizeof(float));
     if (x == NULL) return ti_fail(&p->err, TI_ERR_OUT_OF_MEMORY, "pass %u: out of memory", p->index);
     float logits[M_VT];
-    status = backbone_run(p, x, logits);
+    /* Prefill with pcm_in: frontend, encoder and adapter make the rows of the -1 positions. */
+    float *adapter_rows = NULL;
+    p->audio_in_rows = p->s->inputs.audio_in;
+    if (p->kind == TI_PASS_PREFILL && p->s->inputs.pcm != NULL) {
+        status = audio_in_run(p, &adapter_rows);
+        p->audio_in_rows = adapter_rows;
+    }
+    if (status == TI_OK) status = backbone_run(p, x, logits);
+    free(adapter_rows);
     if (status == TI_OK) status = produce_output(p, x + (p->T - 1) * M_D, logits);
     free(x);
     if (status != TI_OK) return status;

@@ -6,17 +6,19 @@
 
 #include "safetensors.h"
 
-/* The boundary's shape in this pass (T substituted) and its element count. */
+/* The boundary's shape in this pass (T and the audio symbols F, R, L16, P substituted) and its element count. */
 static uint64_t pass_shape(const pass_ctx *p, const bnd_desc *b, int64_t *shape) {
     uint64_t count = 1;
     for (uint32_t i = 0; i < b->rank; i++) {
-        shape[i] = b->shape[i] == BND_T ? p->T : b->shape[i];
+        shape[i] = catalogue_dim(b->shape[i], p->T, p->s->inputs.pcm_len);
         count *= (uint64_t)shape[i];
     }
     return count;
 }
 
-static ti_status apply_injection(pass_ctx *p, int id, void *data, const int64_t *shape, uint64_t bytes) {
+/* The pending injection of boundary `id` must have this pass's shape (its T-dependent dims are
+ * only known now); checked before anything is recorded, so a misfit fails the pass cleanly. */
+static ti_status check_injection(pass_ctx *p, int id, const int64_t *shape, uint64_t bytes) {
     const injection *inj = p->s->injections[id];
     const bnd_desc *b = &p->cat->entries[id];
     for (uint32_t i = 0; i < b->rank; i++) {
@@ -30,19 +32,12 @@ static ti_status apply_injection(pass_ctx *p, int id, void *data, const int64_t 
     if (inj->byte_length != bytes)
         return ti_fail(&p->err, TI_ERR_INTERNAL, "injection %s: %llu bytes, expected %llu", b->name,
                        (unsigned long long)inj->byte_length, (unsigned long long)bytes);
-    memcpy(data, inj->data, bytes);
     return TI_OK;
 }
 
-ti_status rec_boundary(pass_ctx *p, int id, void *data) {
+static ti_status emit_record(pass_ctx *p, int id, const void *data, const int64_t *shape, uint64_t bytes) {
     ti_session *s = p->s;
     const bnd_desc *b = &p->cat->entries[id];
-    int64_t shape[BND_MAX_RANK] = {0};
-    uint64_t bytes = pass_shape(p, b, shape) * ti_dtype_size(b->dtype);
-    if (s->injections[id] != NULL) {
-        ti_status status = apply_injection(p, id, data, shape, bytes);
-        if (status != TI_OK) return status;
-    }
     if (s->record_fn == NULL || !s->wanted[id]) return TI_OK;
     int64_t strides[BND_MAX_RANK] = {0};
     int64_t stride = 1;
@@ -65,6 +60,22 @@ ti_status rec_boundary(pass_ctx *p, int id, void *data) {
     if (verdict != 0)
         return ti_fail(&p->err, TI_ERR_ABORTED, "pass %u: the record callback returned %d at boundary %s; pass aborted",
                        p->index, verdict, b->name);
+    return TI_OK;
+}
+
+ti_status rec_boundary(pass_ctx *p, int id, void *data) {
+    const bnd_desc *b = &p->cat->entries[id];
+    int64_t shape[BND_MAX_RANK] = {0};
+    uint64_t bytes = pass_shape(p, b, shape) * ti_dtype_size(b->dtype);
+    const injection *inj = p->s->injections[id];
+    if (inj != NULL) {
+        ti_status status = check_injection(p, id, shape, bytes);
+        if (status != TI_OK) return status;
+    }
+    /* The record is always what the engine computed; an injection only replaces what flows on. */
+    ti_status status = emit_record(p, id, data, shape, bytes);
+    if (status != TI_OK) return status;
+    if (inj != NULL) memcpy(data, inj->data, bytes);
     return TI_OK;
 }
 
@@ -101,13 +112,13 @@ ti_status rec_inject(ti_session *s, const char *boundary, uint32_t dtype, uint32
                        b->rank);
     uint64_t count = 1;
     for (uint32_t i = 0; i < rank; i++) {
-        bool fits = b->shape[i] == BND_T ? (shape[i] >= 1 && shape[i] <= TI_MAX_MAX_POSITIONS) : shape[i] == b->shape[i];
+        bool fits = b->shape[i] < 0 ? (shape[i] >= 1 && shape[i] <= TI_MAX_MAX_POSITIONS) : shape[i] == b->shape[i];
         if (!fits) {
             char want[64];
             size_t n = (size_t)snprintf(want, sizeof want, "[");
             for (uint32_t j = 0; j < b->rank; j++) {
-                if (b->shape[j] == BND_T)
-                    n += (size_t)snprintf(want + n, sizeof want - n, j ? ", T" : "T");
+                if (b->shape[j] < 0) /* a symbol: T, F, R, L16, P */
+                    n += (size_t)snprintf(want + n, sizeof want - n, j ? ", %s" : "%s", catalogue_symbol(b->shape[j]));
                 else
                     n += (size_t)snprintf(want + n, sizeof want - n, j ? ", %lld" : "%lld", (long long)b->shape[j]);
             }

@@ -1,6 +1,7 @@
 /*
- * Boundary emission: applies a pending injection to the engine's working buffer, then hands the
- * buffer to the record callback (only when a callback is set and the boundary is wanted).
+ * Boundary emission: hands the engine's computed buffer to the record callback (only when a
+ * callback is set and the boundary is wanted), then applies a pending injection to that buffer, so
+ * a record always observes what the engine computed and the injected value is what flows on.
  */
 #ifndef TI_RECORDS_H
 #define TI_RECORDS_H
@@ -10,8 +11,9 @@
 
 /*
  * Boundary `id` has just been computed into `data` (row-major, catalogue dtype, T substituted).
- * An injection replaces the contents first (its T-dependent shape is checked here -> TI_ERR_SHAPE),
- * so the caller continues with the injected value. Returns TI_ERR_ABORTED when the callback asks.
+ * The computed contents are recorded first; then a pending injection replaces them (its
+ * T-dependent shape is checked before the record -> TI_ERR_SHAPE), so the caller continues with
+ * the injected value. Returns TI_ERR_ABORTED when the callback asks.
  */
 ti_status rec_boundary(pass_ctx *p, int id, void *data);
 

@@ -44,6 +44,7 @@ typedef struct gen_state {
     int64_t kv_len[M_LAYERS];
     int64_t depth_kv_len; /* 0 between frames unless perturb.depth_kv_not_reset */
     float carry[M_LAYERS][M_CARRY * M_D]; /* conv layers only; row 0 older */
+    detok_state detok;                    /* the detokenizer's carried state (audio_model.h) */
 } gen_state;
 
 struct ti_session {
@@ -78,6 +79,9 @@ typedef struct pass_ctx {
     int64_t T;
     gen_state next; /* staged state, committed when the pass succeeds */
     ti_errbuf err;
+    /* Prefill: the rows the prompt's -1 positions take (inputs.audio_in, or the adapter's output
+     * when pcm_in is given); owned by the pass. */
+    const float *audio_in_rows;
 } pass_ctx;
 
 /* Fresh state before prefill (counter 0, empty caches, zero carries). */

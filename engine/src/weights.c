@@ -122,11 +122,13 @@ ti_status weights_load(model_weights *w, const char *path, ti_errbuf *err) {
     }
     st_close(&file);
     free(list);
+    if (status == TI_OK) status = audio_weights_load(&w->audio, path, err); /* part 2 */
     if (status != TI_OK) weights_free(w);
     return status;
 }
 
 void weights_free(model_weights *w) {
+    audio_weights_free(&w->audio);
     free(w->arena);
     memset(w, 0, sizeof *w);
 }

@@ -27,6 +27,9 @@
 #define TOY_FAULT_SEGV 1  /* dereference NULL */
 #define TOY_FAULT_HANG 2  /* spin forever */
 #define TOY_FAULT_ABORT 3 /* abort() */
+/* The TOY_FAULT_AFTER-th record of decode pass 1 points its data at unmapped memory: the host
+ * faults (SIGSEGV) while copying it, inside the record callback. */
+#define TOY_FAULT_BAD_DATA 4
 
 #ifndef TOY_FAULT
 #define TOY_FAULT TOY_FAULT_NONE
@@ -276,6 +279,9 @@ static int toy_emit(ti_session *s, int boundary, uint32_t pass_index, uint32_t k
     r.strides = strides;
     r.data = data;
     r.byte_length = byte_length;
+#if TOY_FAULT == TOY_FAULT_BAD_DATA
+    if (pass_index == 1 && boundary == TOY_FAULT_AFTER - 1) r.data = (const void *)(uintptr_t)16; /* never mapped */
+#endif
     return s->fn(s->user, &r);
 }
 

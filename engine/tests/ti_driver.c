@@ -33,6 +33,37 @@ static void fail(const char *fmt, ...) {
     g_failures++;
 }
 
+/* ---- part 2 (docs/reference-model-audio.md): shape symbols and emit kinds ------------------
+ * The symbols F, R, L16, P follow from the length of pcm_in; prefill_audio_in boundaries come with
+ * a prefill given pcm_in, audio_frame boundaries with an audio pass whose code 0 is not EOA. */
+
+static int64_t g_pcm_len = -1; /* samples of the case's pcm_in, -1 when it has none */
+
+/* The code a shape symbol is declared with (-1 T, -2 F, -3 R, -4 L16, -5 P), 0 for an unknown one. */
+static int symbol_code(const char *symbol) {
+    static const char *const names[] = {"T", "F", "R", "L16", "P"};
+    for (int i = 0; i < 5; i++)
+        if (strcmp(symbol, names[i]) == 0) return -1 - i;
+    return 0;
+}
+
+static int64_t resolve_dim(int64_t code, int64_t T) {
+    int64_t L = g_pcm_len < 0 ? 0 : g_pcm_len, L16 = (2 * L + 2) / 3, F = 1 + L16 / 160, R = (F + 7) / 8;
+    switch (code) {
+    case -1: return T;
+    case -2: return F;
+    case -3: return R;
+    case -4: return L16;
+    case -5: return 2 * R - 1;
+    default: return code;
+    }
+}
+
+static bool audio_emit_expected(const char *emit, uint32_t pass_kind, const char *mode, int32_t code0) {
+    return (strcmp(emit, "prefill_audio_in") == 0 && pass_kind == TI_PASS_PREFILL && g_pcm_len >= 0) ||
+           (strcmp(emit, "audio_frame") == 0 && strcmp(mode, "audio") == 0 && code0 != 32);
+}
+
 /* ---- the catalogue as ti_describe() declares it ------------------------------------------- */
 
 typedef struct declared {
@@ -40,7 +71,7 @@ typedef struct declared {
     uint32_t dtype;
     uint32_t rank;
     int64_t shape[TI_MAX_RANK]; /* -1 for "T" */
-    char emit[16];
+    char emit[24]; /* "prefill_audio_in" needs 17 */
     bool injectable;
 } declared;
 
@@ -109,8 +140,8 @@ static bool load_catalogue(declared_catalogue *cat) {
         d->rank = (uint32_t)shape->count;
         for (size_t k = 0; k < shape->count; k++) {
             const json_value *dim = &shape->items[k];
-            if (dim->type == JSON_STRING && strcmp(dim->string, "T") == 0)
-                d->shape[k] = -1;
+            if (dim->type == JSON_STRING && symbol_code(dim->string) < 0)
+                d->shape[k] = symbol_code(dim->string);
             else if (dim->type == JSON_NUMBER && dim->is_integer && dim->integer >= 0)
                 d->shape[k] = dim->integer;
             else {
@@ -148,11 +179,9 @@ typedef struct observer {
     int seen[MAX_BOUNDARIES];
     uint64_t hash;
     int abort_at;          /* catalogue id whose record makes the callback return 1, or -1 */
+    int32_t code0;         /* depth.codes[0] of the pass (32: EOA frame), -1 before it arrives */
     bool subset;           /* a wanted subset is active: only those may arrive */
     bool wanted[MAX_BOUNDARIES];
-    int32_t text_token;    /* last sampler.text.token seen, -1 if none */
-    int32_t cb0_code;      /* last depth.cb0.sampler.token seen, -1 if none */
-    float embed_row0[64];  /* backbone.embed row 0 */
     ti_session *reenter;   /* when set, the callback tries ti_decode on it once (must be refused) */
     ti_status reenter_status;
 } observer;
@@ -171,11 +200,10 @@ static void observer_start(observer *o, uint32_t index, uint32_t kind, int64_t T
     o->pass_kind = kind;
     o->expected_T = T;
     o->last_id = -1;
+    o->code0 = -1;
     o->records = 0;
     memset(o->seen, 0, sizeof o->seen);
     o->hash = UINT64_C(0xcbf29ce484222325);
-    o->text_token = -1;
-    o->cb0_code = -1;
 }
 
 static int on_record(void *user, const ti_record *r) {
@@ -206,7 +234,7 @@ static int on_record(void *user, const ti_record *r) {
     uint64_t count = 1;
     int64_t stride = 1;
     for (int k = (int)r->rank - 1; k >= 0; k--) {
-        int64_t want = d->shape[k] < 0 ? o->expected_T : d->shape[k];
+        int64_t want = d->shape[k] < 0 ? resolve_dim(d->shape[k], o->expected_T) : d->shape[k];
         if (r->shape[k] != want)
             fail("record %s: shape[%d] = %" PRId64 ", expected %" PRId64, r->name, k, r->shape[k], want);
         if (r->strides[k] != stride)
@@ -224,9 +252,7 @@ static int on_record(void *user, const ti_record *r) {
     }
     o->hash = fnv1a(o->hash, r->name, strlen(r->name));
     o->hash = fnv1a(o->hash, r->data, (size_t)r->byte_length);
-    if (strcmp(r->name, "sampler.text.token") == 0) memcpy(&o->text_token, r->data, sizeof(int32_t));
-    if (strcmp(r->name, "depth.cb0.sampler.token") == 0) memcpy(&o->cb0_code, r->data, sizeof(int32_t));
-    if (strcmp(r->name, "backbone.embed") == 0) memcpy(o->embed_row0, r->data, sizeof o->embed_row0);
+    if (strcmp(r->name, "depth.codes") == 0 && r->byte_length >= 4) memcpy(&o->code0, r->data, 4);
     if (o->reenter != NULL) {
         o->reenter_status = ti_decode(o->reenter);
         o->reenter = NULL;
@@ -239,7 +265,8 @@ static void check_emit_rules(const observer *o, const char *mode) {
     if (o->subset) return;
     for (int i = 0; i < o->cat->count; i++) {
         const declared *d = &o->cat->items[i];
-        bool expected = strcmp(d->emit, "every_pass") == 0 ||
+        bool expected = audio_emit_expected(d->emit, o->pass_kind, mode, o->code0) ||
+                        strcmp(d->emit, "every_pass") == 0 ||
                         (strcmp(d->emit, "prefill") == 0 && o->pass_kind == TI_PASS_PREFILL) ||
                         (strcmp(d->emit, "text_out") == 0 && strcmp(mode, "text") == 0) ||
                         (strcmp(d->emit, "audio_out") == 0 && strcmp(mode, "audio") == 0);
@@ -472,18 +499,18 @@ static void session_error_paths(ti_session *s) {
         fail("a NULL session is not refused");
 }
 
-/* Reads row `row` of backbone.embed_tokens from the weights file. */
-static bool embed_row(const char *weights_path, int row, float *out) {
+/* Reads row `row` (of `width` f32 values) of weight tensor `tensor` from the weights file. */
+static bool weight_row(const char *weights_path, const char *tensor, int row, int width, float *out) {
     st_file file;
     char msg[512];
     ti_errbuf err = {msg, sizeof msg};
     if (st_open(&file, weights_path, "weights file", &err) != TI_OK) return false;
-    const st_tensor *t = st_find(&file, "backbone.embed_tokens");
+    const st_tensor *t = st_find(&file, tensor);
     bool ok = false;
-    if (t != NULL && t->dtype == TI_F32 && t->rank == 2 && t->shape[1] == 64 && row < t->shape[0]) {
+    if (t != NULL && t->dtype == TI_F32 && t->rank == 2 && t->shape[1] == width && row >= 0 && row < t->shape[0]) {
         float *all = malloc((size_t)(t->end - t->begin));
         if (all != NULL && st_read(&file, t, all, &err) == TI_OK) {
-            memcpy(out, all + (size_t)row * 64, 64 * sizeof(float));
+            memcpy(out, all + (size_t)row * (size_t)width, (size_t)width * sizeof(float));
             ok = true;
         }
         free(all);
@@ -509,6 +536,381 @@ static ti_session *open_case(const char *weights, const input_set *inputs, int a
     return s;
 }
 
+/* ---- injection semantics ------------------------------------------------------------------
+ *
+ * At an injected boundary the engine records its own computed value, then continues with the
+ * injected one. Checked for every injectable boundary of the catalogue on two sessions kept in
+ * lockstep (`a` gets the injection, `b` is the twin that never does): at the pass that reaches the
+ * boundary, every record up to and including it is byte-identical between the two (the record is
+ * the engine's own value), and what follows uses the injected value — a later record of the pass
+ * differs for a float boundary; for a token or code, the next pass embeds the injected id, the
+ * codes and feedback of the frame carry it, and an injected end-of-audio code switches the schedule.
+ */
+
+/* Every record of one pass, copied out, in arrival order. */
+typedef struct snapshot {
+    const declared_catalogue *cat;
+    void *data[MAX_BOUNDARIES];
+    uint64_t bytes[MAX_BOUNDARIES];
+    int64_t shape[MAX_BOUNDARIES][TI_MAX_RANK]; /* as recorded (every shape symbol resolved) */
+    int arrival[MAX_BOUNDARIES];
+    int count;
+} snapshot;
+
+static void snapshot_clear(snapshot *snap) {
+    for (int i = 0; i < MAX_BOUNDARIES; i++) {
+        free(snap->data[i]);
+        snap->data[i] = NULL;
+        snap->bytes[i] = 0;
+    }
+    snap->count = 0;
+}
+
+static int on_snapshot(void *user, const ti_record *r) {
+    snapshot *snap = user;
+    int id = find_declared(snap->cat, r->name);
+    if (id < 0 || snap->data[id] != NULL || snap->count == MAX_BOUNDARIES) {
+        fail("snapshot: record %s unknown or repeated", r->name);
+        return 0;
+    }
+    snap->data[id] = malloc(r->byte_length ? (size_t)r->byte_length : 1);
+    if (snap->data[id] == NULL) {
+        fail("snapshot: out of memory");
+        return 1;
+    }
+    memcpy(snap->data[id], r->data, (size_t)r->byte_length);
+    snap->bytes[id] = r->byte_length;
+    for (uint32_t k = 0; k < r->rank && k < TI_MAX_RANK; k++) snap->shape[id][k] = r->shape[k];
+    snap->arrival[snap->count++] = id;
+    return 0;
+}
+
+static bool same_record(const snapshot *x, const snapshot *y, int id) {
+    return x->data[id] != NULL && y->data[id] != NULL && x->bytes[id] == y->bytes[id] &&
+           memcmp(x->data[id], y->data[id], (size_t)x->bytes[id]) == 0;
+}
+
+static int32_t snapshot_i32(const snapshot *snap, const declared_catalogue *cat, const char *name, int index) {
+    int id = find_declared(cat, name);
+    if (id < 0 || snap->data[id] == NULL || snap->bytes[id] < (uint64_t)(index + 1) * 4) return INT32_MIN;
+    int32_t value;
+    memcpy(&value, (const char *)snap->data[id] + (size_t)index * 4, 4);
+    return value;
+}
+
+static bool all_nan_f32(const snapshot *snap, const declared_catalogue *cat, int id) {
+    if (snap->data[id] == NULL || cat->items[id].dtype != TI_F32 || snap->bytes[id] == 0) return false;
+    const float *v = snap->data[id];
+    for (uint64_t i = 0; i < snap->bytes[id] / 4; i++)
+        if (v[i] == v[i]) return false;
+    return true;
+}
+
+#define TWIN_PASSES 258
+
+typedef struct lockstep {
+    const declared_catalogue *cat;
+    const char *weights;
+    ti_session *a, *b;
+    snapshot snap_a;
+    /* The twin's records of each pass: b is never injected, so it runs once, forward, and each
+     * check compares a's target pass with the cached pass of b. */
+    snapshot *twin[TWIN_PASSES];
+    long twin_passes;
+    char modes[257]; /* output mode of each pass of the main run ('t' / 'a'), NUL-terminated */
+} lockstep;
+
+/* Runs one pass on `s` into `snap`; pass 0 is the prefill. */
+static bool snap_pass(ti_session *s, snapshot *snap, long index) {
+    snapshot_clear(snap);
+    ti_status st = index == 0 ? ti_prefill(s) : ti_decode(s);
+    if (st != TI_OK) fail("lockstep pass %ld: %s: %s", index, ti_status_string(st), ti_last_error(s));
+    return st == TI_OK;
+}
+
+/* The twin's records of pass `index`, running b forward as far as needed (it is never reset). */
+static const snapshot *twin_pass(lockstep *ls, long index) {
+    if (index >= TWIN_PASSES) {
+        fail("lockstep: pass %ld is past the %d passes the twin keeps", index, TWIN_PASSES);
+        return NULL;
+    }
+    while (ls->twin_passes <= index) {
+        snapshot *snap = calloc(1, sizeof *snap);
+        if (snap == NULL) {
+            fail("lockstep: out of memory");
+            return NULL;
+        }
+        snap->cat = ls->cat;
+        ti_status st = ti_set_record_callback(ls->b, on_snapshot, snap);
+        if (st == TI_OK) st = ls->twin_passes == 0 ? ti_prefill(ls->b) : ti_decode(ls->b);
+        if (st != TI_OK) {
+            fail("twin pass %ld: %s: %s", ls->twin_passes, ti_status_string(st), ti_last_error(ls->b));
+            snapshot_clear(snap);
+            free(snap);
+            return NULL;
+        }
+        ls->twin[ls->twin_passes++] = snap;
+    }
+    return ls->twin[index];
+}
+
+/* Resets a and runs passes 0..count-1 on it without a callback: what the engine computes must
+ * not depend on whether anyone records (the twin recorded the same passes), and it is cheaper. */
+static bool replay(lockstep *ls, long count) {
+    if (ti_reset(ls->a) != TI_OK || ti_set_record_callback(ls->a, NULL, NULL) != TI_OK) {
+        fail("lockstep reset failed: %s", ti_last_error(ls->a));
+        return false;
+    }
+    for (long i = 0; i < count; i++) {
+        ti_status st = i == 0 ? ti_prefill(ls->a) : ti_decode(ls->a);
+        if (st != TI_OK) {
+            fail("lockstep pass %ld: %s: %s", i, ti_status_string(st), ti_last_error(ls->a));
+            return false;
+        }
+    }
+    if (ti_set_record_callback(ls->a, on_snapshot, &ls->snap_a) != TI_OK) {
+        fail("lockstep: cannot set the callback again: %s", ti_last_error(ls->a));
+        return false;
+    }
+    return true;
+}
+
+/* The first pass of the main run whose mode is `mode` ('t', 'a' audio frame, 'e' EOA frame, 'A' either),
+ * or 0 for any ('\0'); -1 if none. */
+static long first_pass(const lockstep *ls, char mode) {
+    for (long i = 0; ls->modes[i] != '\0'; i++)
+        if (mode == '\0' || ls->modes[i] == mode || (mode == 'A' && (ls->modes[i] == 'a' || ls->modes[i] == 'e')))
+            return i;
+    return -1;
+}
+
+/* A value nobody computes: 0.5 * ((i mod 7) - 3) + 0.125, finite everywhere. */
+static void pattern_f32(float *out, uint64_t count) {
+    for (uint64_t i = 0; i < count; i++) out[i] = 0.5f * (float)((int)(i % 7) - 3) + 0.125f;
+}
+
+/* The same pattern as bf16 (exact: every value has at most 3 significant bits). */
+static void pattern_bf16(uint16_t *out, uint64_t count) {
+    for (uint64_t i = 0; i < count; i++) {
+        float v = 0.5f * (float)((int)(i % 7) - 3) + 0.125f;
+        uint32_t bits;
+        memcpy(&bits, &v, sizeof bits);
+        out[i] = (uint16_t)(bits >> 16);
+    }
+}
+
+static void check_one_injection(lockstep *ls, int id) {
+    const declared *d = &ls->cat->items[id];
+    bool is_token = d->dtype == TI_I32;
+    bool is_text_token = strcmp(d->name, "sampler.text.token") == 0;
+    int codebook = -1;
+    int suffix = -1;
+    if (!is_text_token && (sscanf(d->name, "depth.cb%d.%n", &codebook, &suffix) != 1 || suffix < 0 ||
+                           strcmp(d->name + suffix, "sampler.token") != 0))
+        codebook = -1;
+    char mode = strcmp(d->emit, "text_out") == 0    ? 't'
+                : strcmp(d->emit, "audio_out") == 0   ? 'A'
+                : strcmp(d->emit, "audio_frame") == 0 ? 'a'
+                : strcmp(d->emit, "prefill_audio_in") == 0 && g_pcm_len < 0 ? 'x' /* no pass emits it */
+                                                      : '\0';
+    /* Logits only flow on in a text pass (an audio pass samples the Depthformer instead). */
+    bool logits = strcmp(d->name, "backbone.logits") == 0;
+    if (logits && first_pass(ls, 't') >= 0) mode = 't';
+    long target = first_pass(ls, mode);
+    if (target < 0) {
+        fprintf(stderr, "skip injection %s: no pass of the run emits it\n", d->name);
+        return;
+    }
+    const snapshot *tb = twin_pass(ls, target);
+    if (tb == NULL || !replay(ls, target)) return;
+    if (tb->data[id] == NULL) {
+        fail("injection %s: the twin did not emit it in pass %ld", d->name, target);
+        return;
+    }
+    /* The injection takes the shape the twin recorded in this pass (every shape symbol resolved). */
+    uint64_t bytes = tb->bytes[id];
+    const int64_t *shape = tb->shape[id];
+    uint64_t count = bytes / ti_dtype_size(d->dtype);
+    int32_t own = 0, injected = 0;
+    void *value = malloc((size_t)bytes);
+    if (value == NULL) {
+        fail("out of memory");
+        return;
+    }
+    if (is_token) {
+        memcpy(&own, tb->data[id], 4);
+        /* +2 leaves the pair of duplicated rows a code or token may belong to. */
+        if (is_text_token) injected = (own + 2) % 160;
+        else if (codebook == 0) injected = own == 32 ? 0 : 32; /* end of audio: the schedule must switch */
+        else injected = (own + 2) % 32;
+        memcpy(value, &injected, 4);
+    } else {
+        if (d->dtype == TI_BF16) pattern_bf16(value, count);
+        else pattern_f32(value, count);
+    }
+    ti_status st = ti_inject(ls->a, d->name, d->dtype, d->rank, shape, value, bytes);
+    free(value);
+    if (st != TI_OK) {
+        fail("inject %s: %s: %s", d->name, ti_status_string(st), ti_last_error(ls->a));
+        return;
+    }
+    if (!snap_pass(ls->a, &ls->snap_a, target)) return;
+
+    /* The record at the boundary, and every record before it, is what the engine computed. */
+    bool upstream_same = true;
+    int position = -1;
+    for (int i = 0; i < tb->count; i++) {
+        int other = tb->arrival[i];
+        if (!same_record(&ls->snap_a, tb, other)) {
+            fail("injection %s in pass %ld: record %s (%s it) differs from the twin's", d->name, target,
+                 ls->cat->items[other].name, other == id ? "at" : "before");
+            upstream_same = false;
+        }
+        if (other == id) {
+            position = i;
+            break;
+        }
+    }
+    /* What follows uses the injected value. */
+    bool downstream_differs = false;
+    for (int i = position + 1; position >= 0 && i < tb->count; i++)
+        if (!same_record(&ls->snap_a, tb, tb->arrival[i])) downstream_differs = true;
+    /* In the NaN case a poisoned cache can make everything after the boundary NaN whatever flows in. */
+    bool next_is_nan = position >= 0 && position + 1 < tb->count &&
+                       all_nan_f32(tb, ls->cat, tb->arrival[position + 1]) &&
+                       all_nan_f32(&ls->snap_a, ls->cat, tb->arrival[position + 1]);
+    if (!is_token && !downstream_differs && next_is_nan)
+        fprintf(stderr, "note injection %s in pass %ld: the next record is all NaN on both sides, so the injected "
+                        "value cannot show\n", d->name, target);
+    else if (!is_token && !downstream_differs && !(logits && ls->modes[target] != 't'))
+        fail("injection %s in pass %ld: nothing after it changed, so the injected value did not flow on", d->name,
+             target);
+    if (codebook >= 0) {
+        char name[64];
+        int32_t recorded = snapshot_i32(&ls->snap_a, ls->cat, "depth.codes", codebook);
+        if (recorded != injected)
+            fail("injection %s: depth.codes[%d] = %d, injected %d", d->name, codebook, recorded, injected);
+        float want[32];
+        snprintf(name, sizeof name, "depth.cb%d.feedback", codebook);
+        int fb = find_declared(ls->cat, name);
+        snprintf(name, sizeof name, "depth.embeddings.%d", codebook);
+        if (fb < 0 || ls->snap_a.data[fb] == NULL || !weight_row(ls->weights, name, injected, 32, want) ||
+            memcmp(want, ls->snap_a.data[fb], sizeof want) != 0)
+            fail("injection %s: depth.cb%d.feedback is not %s[%d]", d->name, codebook, name, injected);
+        if (codebook == 0 && injected == 32) {
+            int32_t next_mode = snapshot_i32(&ls->snap_a, ls->cat, "gen.state", 1);
+            int32_t run_count = snapshot_i32(&ls->snap_a, ls->cat, "gen.state", 2);
+            if (next_mode != 0 || run_count != 0)
+                fail("injected end-of-audio code: gen.state next_mode %d count %d, expected text (0) and 0", next_mode,
+                     run_count);
+        }
+    }
+    if (is_token) {
+        /* The next pass embeds the injected token / the frame of injected codes. */
+        const snapshot *next = twin_pass(ls, target + 1);
+        if (next == NULL || !snap_pass(ls->a, &ls->snap_a, target + 1)) return;
+        int embed = find_declared(ls->cat, "backbone.embed");
+        if (is_text_token) {
+            float want[64];
+            if (!weight_row(ls->weights, "backbone.embed_tokens", injected, 64, want) ||
+                ls->snap_a.data[embed] == NULL || memcmp(want, ls->snap_a.data[embed], sizeof want) != 0)
+                fail("injection %s: the next pass does not embed embed_tokens[%d]", d->name, injected);
+        } else if (same_record(&ls->snap_a, next, embed)) {
+            fail("injection %s: the next pass embeds the same frame as the twin", d->name);
+        }
+    }
+    if (upstream_same)
+        fprintf(stderr, "ok   injection %s in pass %ld: own value recorded, injected value flowed on\n", d->name, target);
+}
+
+/* An injection the pass never reaches (a text token in an audio pass) changes nothing and is dropped. */
+static void check_unreached_injection(lockstep *ls) {
+    long target = first_pass(ls, 'a');
+    if (target < 0) return;
+    if (twin_pass(ls, target + 1) == NULL || !replay(ls, target)) return;
+    int32_t token = 3;
+    int64_t one[1] = {1};
+    if (ti_inject(ls->a, "sampler.text.token", TI_I32, 1, one, &token, sizeof token) != TI_OK) {
+        fail("inject sampler.text.token: %s", ti_last_error(ls->a));
+        return;
+    }
+    for (long pass = target; pass < target + 2; pass++) {
+        const snapshot *tb = ls->twin[pass];
+        if (!snap_pass(ls->a, &ls->snap_a, pass)) return;
+        for (int i = 0; i < tb->count; i++)
+            if (!same_record(&ls->snap_a, tb, tb->arrival[i]))
+                fail("an unreached injection changed %s in pass %ld", ls->cat->items[tb->arrival[i]].name, pass);
+    }
+    fprintf(stderr, "ok   a text-token injection in an audio pass changed nothing and was cleared\n");
+}
+
+/* A case with pcm_in: note its length (shape symbols, emit rules) and check that a prompt whose -1
+ * count differs from the adapter's R rows is refused with a message naming both numbers. */
+static void pcm_in_checks(const char *weights, const input_set *inputs) {
+    const input_tensor *pcm = NULL, *prompt = NULL;
+    for (int i = 0; i < inputs->count; i++) {
+        if (strcmp(inputs->items[i].name, "pcm_in") == 0) pcm = &inputs->items[i];
+        if (strcmp(inputs->items[i].name, "prompt_tokens") == 0) prompt = &inputs->items[i];
+    }
+    if (pcm == NULL || prompt == NULL) return;
+    g_pcm_len = pcm->shape[0];
+    char err[512], want_r[32], want_m[32];
+    ti_session *s = NULL;
+    if (ti_open(NULL, weights, &s, err, sizeof err) != TI_OK) {
+        fail("pcm_in checks: ti_open: %s", err);
+        return;
+    }
+    int64_t markers = 0, n = prompt->shape[0] + 1;
+    int32_t *tokens = malloc((size_t)n * sizeof *tokens);
+    if (tokens != NULL && apply_inputs(s, inputs)) {
+        memcpy(tokens, prompt->data, (size_t)prompt->bytes);
+        tokens[n - 1] = -1; /* one marker too many */
+        for (int64_t i = 0; i < n; i++) markers += tokens[i] == -1;
+        int64_t shape[1] = {n};
+        if (ti_set_input(s, "prompt_tokens", TI_I32, 1, shape, tokens, (uint64_t)n * sizeof *tokens) != TI_OK)
+            fail("pcm_in checks: ti_set_input prompt_tokens: %s", ti_last_error(s));
+        snprintf(want_r, sizeof want_r, "R = %" PRId64, resolve_dim(-3, 0));
+        snprintf(want_m, sizeof want_m, "%" PRId64 " audio-in markers", markers);
+        ti_status st = ti_prefill(s);
+        expect_status(st, TI_ERR_SHAPE, "prefill with one -1 more than pcm_in's R rows", ti_last_error(s), want_r);
+        expect_status(st, TI_ERR_SHAPE, "prefill with one -1 more than pcm_in's R rows", ti_last_error(s), want_m);
+    }
+    free(tokens);
+    ti_close(s);
+}
+
+static void check_injections(const declared_catalogue *cat, const char *weights, const input_set *inputs, int argc,
+                             char **argv, const char *modes) {
+    static lockstep ls;
+    memset(&ls, 0, sizeof ls);
+    ls.cat = cat;
+    ls.weights = weights;
+    ls.snap_a.cat = cat;
+    snprintf(ls.modes, sizeof ls.modes, "%s", modes);
+    char err[512];
+    if (ti_open("{\"max_positions\": 4096}", weights, &ls.a, err, sizeof err) != TI_OK ||
+        ti_open("{\"max_positions\": 4096}", weights, &ls.b, err, sizeof err) != TI_OK) {
+        fail("lockstep ti_open: %s", err);
+    } else if (apply_inputs(ls.a, inputs) && apply_inputs(ls.b, inputs) && apply_options(ls.a, argc, argv) &&
+               apply_options(ls.b, argc, argv) && ti_set_record_callback(ls.a, on_snapshot, &ls.snap_a) == TI_OK) {
+        int checked = 0;
+        for (int id = 0; id < cat->count; id++) {
+            if (!cat->items[id].injectable) continue;
+            check_one_injection(&ls, id);
+            checked++;
+        }
+        check_unreached_injection(&ls);
+        fprintf(stderr, "ok   %d injectable boundaries checked\n", checked);
+    }
+    snapshot_clear(&ls.snap_a);
+    for (long i = 0; i < ls.twin_passes; i++) {
+        snapshot_clear(ls.twin[i]);
+        free(ls.twin[i]);
+    }
+    ti_close(ls.a);
+    ti_close(ls.b);
+}
+
 int main(int argc, char **argv) {
     if (argc < 4) {
         fprintf(stderr, "usage: %s <weights.safetensors> <inputs.safetensors> <decode_passes> [key=value...]\n",
@@ -530,6 +932,7 @@ int main(int argc, char **argv) {
     static observer obs, obs_b;
     input_set inputs;
     if (!load_catalogue(&cat) || !load_inputs(inputs_path, &inputs)) return 1;
+    pcm_in_checks(weights, &inputs);
     obs.cat = obs_b.cat = &cat;
     obs.abort_at = obs_b.abort_at = -1;
 
@@ -554,6 +957,7 @@ int main(int argc, char **argv) {
 
     /* The main run: prefill and the decode passes. */
     char mode[8];
+    char modes[257] = {0};
     uint64_t prefill_hash = 0;
     for (long i = 0; i <= decode_passes; i++) {
         ti_status st = observed_pass(s, &obs, i == 0, i == 0 ? inputs.prompt_len : 1, mode, sizeof mode);
@@ -562,6 +966,10 @@ int main(int argc, char **argv) {
             break;
         }
         if (i == 0) prefill_hash = obs.hash;
+        if (i < (long)sizeof modes - 1) {
+            modes[i] = mode[0] == 'a' ? (obs.code0 == 32 ? 'e' : 'a') : 't'; /* 'e': an EOA frame */
+            modes[i + 1] = '\0';
+        }
         printf("pass %ld %s %s records=%zu\n", i, i == 0 ? "prefill" : "decode", mode, obs.records);
     }
     fflush(stdout);
@@ -619,31 +1027,8 @@ int main(int argc, char **argv) {
         else fprintf(stderr, "ok   failed and aborted passes left the state untouched (pass 1 matches the twin)\n");
     }
 
-    /* Teacher forcing: inject the token of whichever output the next pass produces. */
-    {
-        int32_t text_token = 5, code = 3;
-        int64_t one[1] = {1};
-        if (ti_inject(s, "sampler.text.token", TI_I32, 1, one, &text_token, sizeof text_token) != TI_OK ||
-            ti_inject(s, "depth.cb0.sampler.token", TI_I32, 1, one, &code, sizeof code) != TI_OK)
-            fail("token injection: %s", ti_last_error(s));
-        if (observed_pass(s, &obs, false, 1, mode, sizeof mode) != TI_OK) {
-            fail("decode with injected tokens: %s", ti_last_error(s));
-        } else if (strcmp(mode, "text") == 0) {
-            if (obs.text_token != text_token)
-                fail("sampler.text.token recorded %d, injected %d", obs.text_token, text_token);
-            float want[64];
-            if (observed_pass(s, &obs, false, 1, mode, sizeof mode) != TI_OK)
-                fail("decode after the injected token: %s", ti_last_error(s));
-            else if (!embed_row(weights, text_token, want) || memcmp(want, obs.embed_row0, sizeof want) != 0)
-                fail("the pass after an injected text token does not embed embed_tokens[%d]", text_token);
-            else
-                fprintf(stderr, "ok   injected text token %d was recorded and embedded by the next pass\n",
-                        text_token);
-        } else {
-            if (obs.cb0_code != code) fail("depth.cb0.sampler.token recorded %d, injected %d", obs.cb0_code, code);
-            else fprintf(stderr, "ok   injected code %d was recorded at depth.cb0.sampler.token\n", code);
-        }
-    }
+    /* Injection: the engine records its own value, the injected one flows on (every injectable). */
+    check_injections(&cat, weights, &inputs, argc, argv, modes);
 
     /* A callback that re-enters its own session is refused with TI_ERR_STATE; the pass goes on. */
     obs.reenter = s;

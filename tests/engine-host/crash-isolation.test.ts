@@ -1,6 +1,8 @@
 // A SIGSEGV, an abort or a hang in the engine costs the run, not the caller: the pending pass
 // resolves 'crashed' / 'timeout' naming pass 1 and the last boundary received, the capture is
 // recovered with every record written before the death, and the dead host refuses further calls.
+// The record path is covered both ways: through shared mappings (the default where the C library
+// has them) and by write() (TRACE_INSPECTOR_SPILL=write).
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
@@ -98,6 +100,38 @@ describe('crash isolation (process)', () => {
     if (fault.status !== 'timeout') return;
     await expectRecovered(fault.recoveredManifest, dir, ['toy.embed'], 'timeout');
     await expect(host.reset()).rejects.toThrow(/timed out/);
+  });
+
+  it('bad_data_engine: a fault while copying a record names that record, whose data never reached the bundle', async () => {
+    const dir = captureDir('bad-data');
+    const { fault } = await runToFault(testlib('bad_data_engine'), dir);
+    // The crumb is left before the copy: the host names toy.mix although no byte of it was stored.
+    expect(fault).toMatchObject({ status: 'crashed', index: 1, signal: 'SIGSEGV', lastBoundary: 'toy.mix', recordCount: 2, recoveryError: null });
+    if (fault.status !== 'crashed') return;
+    const bundle = await openBundle(dir);
+    try {
+      expect(bundle.manifest.run).toMatchObject({ status: 'crashed', last_pass: 1, last_boundary: 'toy.mix' });
+      expect(bundle.passes.map((pass) => pass.boundaries.map((boundary) => boundary.name))).toEqual([['toy.embed', 'toy.mix', 'toy.token'], ['toy.embed']]);
+      const want = healthy.find((record) => record.pass === 1 && record.name === 'toy.embed');
+      expect(Buffer.compare(Buffer.from((await bundle.readBoundary(1, 'toy.embed')).data), Buffer.from(want?.data ?? []))).toBe(0);
+    } finally {
+      await bundle.close();
+    }
+  });
+
+  it('segv_engine with TRACE_INSPECTOR_SPILL=write (crumb and spill by write(), no shared mapping): the same outcome', async () => {
+    const saved = process.env['TRACE_INSPECTOR_SPILL'];
+    process.env['TRACE_INSPECTOR_SPILL'] = 'write'; // inherited by the engine-host process
+    try {
+      const dir = captureDir('segv-write');
+      const { fault } = await runToFault(testlib('segv_engine'), dir);
+      expect(fault).toMatchObject({ status: 'crashed', index: 1, signal: 'SIGSEGV', lastBoundary: 'toy.mix', recordCount: 2, recoveryError: null });
+      if (fault.status !== 'crashed') return;
+      await expectRecovered(fault.recoveredManifest, dir, ['toy.embed', 'toy.mix'], 'crashed');
+    } finally {
+      if (saved === undefined) delete process.env['TRACE_INSPECTOR_SPILL'];
+      else process.env['TRACE_INSPECTOR_SPILL'] = saved;
+    }
   });
 
   it('a crash without a capture still names the pass and the boundary', async () => {

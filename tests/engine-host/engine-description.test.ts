@@ -55,10 +55,26 @@ describe('catalogue helpers', () => {
   });
 
   it('says which passes a boundary appears in', () => {
-    expect(isEmittedIn(boundary('every_pass'), 'decode', 'audio')).toBe(true);
-    expect(isEmittedIn(boundary('prefill'), 'prefill', 'text')).toBe(true);
-    expect(isEmittedIn(boundary('prefill'), 'decode', 'text')).toBe(false);
-    expect(isEmittedIn(boundary('text_out'), 'decode', 'audio')).toBe(false);
-    expect(isEmittedIn(boundary('audio_out'), 'decode', 'audio')).toBe(true);
+    const plain = { pcmIn: false, endOfAudio: false };
+    expect(isEmittedIn(boundary('every_pass'), 'decode', 'audio', plain)).toBe(true);
+    expect(isEmittedIn(boundary('prefill'), 'prefill', 'text', plain)).toBe(true);
+    expect(isEmittedIn(boundary('prefill'), 'decode', 'text', plain)).toBe(false);
+    expect(isEmittedIn(boundary('text_out'), 'decode', 'audio', plain)).toBe(false);
+    expect(isEmittedIn(boundary('audio_out'), 'decode', 'audio', plain)).toBe(true);
+    expect(isEmittedIn(boundary('audio_out'), 'decode', 'audio', { pcmIn: false, endOfAudio: true })).toBe(true);
+  });
+
+  it('emits prefill_audio_in only in the prefill of a session given pcm_in', () => {
+    expect(isEmittedIn(boundary('prefill_audio_in'), 'prefill', 'text', { pcmIn: true, endOfAudio: false })).toBe(true);
+    expect(isEmittedIn(boundary('prefill_audio_in'), 'prefill', 'audio', { pcmIn: true, endOfAudio: true })).toBe(true);
+    expect(isEmittedIn(boundary('prefill_audio_in'), 'prefill', 'text', { pcmIn: false, endOfAudio: false })).toBe(false);
+    expect(isEmittedIn(boundary('prefill_audio_in'), 'decode', 'text', { pcmIn: true, endOfAudio: false })).toBe(false);
+  });
+
+  it('emits audio_frame only for an audio frame that is not end-of-audio', () => {
+    expect(isEmittedIn(boundary('audio_frame'), 'decode', 'audio', { pcmIn: false, endOfAudio: false })).toBe(true);
+    expect(isEmittedIn(boundary('audio_frame'), 'prefill', 'audio', { pcmIn: true, endOfAudio: false })).toBe(true);
+    expect(isEmittedIn(boundary('audio_frame'), 'decode', 'audio', { pcmIn: false, endOfAudio: true })).toBe(false);
+    expect(isEmittedIn(boundary('audio_frame'), 'decode', 'text', { pcmIn: false, endOfAudio: false })).toBe(false);
   });
 });

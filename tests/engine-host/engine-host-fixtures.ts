@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import koffi, { type TypeObject } from 'koffi';
 import { DTYPE_SIZE, dtypeFromAbi, elementCount, type DType } from '../../main/core/bundle/dtype.ts';
 import type { NativeCaptureHeader } from '../../main/core/bundle/native-bundle-writer.ts';
-import { type EngineDescription, isEmittedIn, resolveShape } from '../../engine/host/engine-description.ts';
+import { type EngineDescription, isEmittedIn, type PassFacts, resolveShape } from '../../engine/host/engine-description.ts';
 import type { EngineHost, HostTensor, PassResult } from '../../engine/host/engine-host.ts';
 import { REFERENCE_ENGINE, REPO_ROOT, TESTLIB_DIR, WEIGHTS_FILE } from '../helpers/paths.ts';
 
@@ -85,15 +85,37 @@ export function captureHeader(host: EngineHost, inputs: readonly NamedTensor[], 
   };
 }
 
-/** The boundaries the catalogue promises for a pass, with shapes resolved, in execution order. */
+/**
+ * The boundaries the catalogue promises for a pass, with shapes resolved, in execution order.
+ * `facts`: whether the session had pcm_in and whether this pass's audio frame was end-of-audio.
+ */
 export function expectedBoundaries(
   description: EngineDescription,
   pass: Extract<PassResult, { status: 'ok' }>,
   symbols: Readonly<Record<string, number>>,
+  facts: PassFacts,
 ): { name: string; dtype: DType; shape: number[] }[] {
   return description.boundaries
-    .filter((boundary) => isEmittedIn(boundary, pass.kind, pass.mode))
+    .filter((boundary) => isEmittedIn(boundary, pass.kind, pass.mode, facts))
     .map((boundary) => ({ name: boundary.name, dtype: boundary.dtype, shape: resolveShape(boundary.shape, symbols, boundary.name) }));
+}
+
+/**
+ * The passes (by index) whose audio frame was end-of-audio (depth.codes[0] == 32), seen through a
+ * direct run of the same inputs: emit `audio_frame` depends on it.
+ */
+export function endOfAudioPasses(
+  library: string,
+  weights: string | null,
+  inputs: readonly NamedTensor[],
+  passes: readonly ('prefill' | 'decode')[],
+): Set<number> {
+  const eoa = new Set<number>();
+  for (const record of runDirect(library, weights, inputs, passes)) {
+    if (record.name !== 'depth.codes') continue;
+    if (new DataView(record.data.buffer, record.data.byteOffset, record.data.byteLength).getInt32(0, true) === 32) eoa.add(record.pass);
+  }
+  return eoa;
 }
 
 // ---- an independent look at the records -----------------------------------------------------

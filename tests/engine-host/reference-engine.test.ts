@@ -9,6 +9,7 @@ import { EngineHost, type Isolation, type PassResult, type RecordEvent } from '.
 import { freshTempDir } from '../helpers/paths.ts';
 import {
   captureHeader,
+  endOfAudioPasses,
   expectedBoundaries,
   REFERENCE_ENGINE,
   REFERENCE_PROMPT,
@@ -51,9 +52,11 @@ describe.each<Isolation>(['process', 'thread'])('reference engine, %s isolation'
       const modes = new Set(results.map((r) => r.mode));
       expect(modes).toEqual(new Set(['text', 'audio'])); // both emit rules are exercised
       const rows = REFERENCE_PROMPT.filter((token) => token === -1).length;
+      const eoa = endOfAudioPasses(REFERENCE_ENGINE, WEIGHTS_FILE, referenceInputs(), PASSES);
       for (const result of results) {
         const T = result.kind === 'prefill' ? REFERENCE_PROMPT.length : 1;
-        const expected = expectedBoundaries(host.description, result, { T, R: rows });
+        const facts = { pcmIn: false, endOfAudio: eoa.has(result.index) };
+        const expected = expectedBoundaries(host.description, result, { T, R: rows }, facts);
         const seen = events.filter((event) => event.pass === result.index).map(({ name, dtype, shape }) => ({ name, dtype, shape }));
         expect(seen, `pass ${result.index} (${result.kind}, ${result.mode})`).toEqual(expected);
         expect(result.recordCount).toBe(expected.length);
@@ -152,7 +155,9 @@ describe.each<Isolation>(['process', 'thread'])('reference engine, %s isolation'
       await host.setWanted(null);
       await host.setRecordCallbackEnabled(true);
       const again = expectOk(await host.runPass('decode'));
-      expect(again.recordCount).toBe(expectedBoundaries(host.description, again, { T: 1 }).length);
+      const eoa = endOfAudioPasses(REFERENCE_ENGINE, WEIGHTS_FILE, referenceInputs(), ['prefill', 'decode', 'decode']);
+      const facts = { pcmIn: false, endOfAudio: eoa.has(again.index) };
+      expect(again.recordCount).toBe(expectedBoundaries(host.description, again, { T: 1 }, facts).length);
     } finally {
       await host.close();
     }

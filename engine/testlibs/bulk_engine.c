@@ -1,0 +1,199 @@
+/*
+ * bulk_engine.c — a synthetic trace ABI 1 engine for the capture-overhead benchmark: few, large
+ * records (the reference engine emits ~105 small ones per pass), so the benchmark shows how the
+ * cost of capturing scales with record size rather than record count.
+ *
+ * Input `prompt_tokens` (i32 [T], required; only its values seed the data). Every pass emits
+ * `bulk.records` boundaries bulk.b0 .. bulk.b7 (f32 [R, 1024], R = option `bulk.rows`), each
+ * filled by a small integer hash of (pass, boundary, element): about a nanosecond of work per
+ * element, i.e. an engine that produces data far faster than a real model computes it, which
+ * makes the capture's share of the pass look as large as it can. Options: `bulk.rows` (1..4096,
+ * default 64: 256 KiB per record), `bulk.records` (1..8, default 8). The records are row-major
+ * and valid only during the callback, like any engine's.
+ */
+#include "trace_abi.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BULK_COLS 1024
+#define BULK_MAX_ROWS 4096
+#define BULK_MAX_RECORDS 8
+
+struct ti_session {
+    uint32_t seed;
+    int have_input;
+    int64_t rows;
+    int records;
+    uint32_t passes_run;
+    float *data;
+    ti_record_fn fn;
+    void *user;
+    char error[256];
+    char state[128];
+};
+
+static const char *const bulk_names[BULK_MAX_RECORDS] = {"bulk.b0", "bulk.b1", "bulk.b2", "bulk.b3",
+                                                          "bulk.b4", "bulk.b5", "bulk.b6", "bulk.b7"};
+
+#define BULK_BOUNDARY(n)                                                                           \
+    "{\"name\":\"bulk.b" #n "\",\"stage\":\"bulk\",\"dtype\":\"f32\",\"shape\":[\"R\",1024],"         \
+    "\"emit\":\"every_pass\",\"injectable\":false,\"doc\":\"synthetic rows\"}"
+
+static const char DESCRIPTION[] =
+    "{\"abi_version\":1,"
+    "\"engine\":{\"name\":\"bulk\",\"version\":\"0.1.0\",\"build_id\":\"testlib\"},"
+    "\"model\":{\"cols\":1024},"
+    "\"inputs\":[{\"name\":\"prompt_tokens\",\"dtype\":\"i32\",\"shape\":[\"T\"],\"required\":true,"
+    "\"doc\":\"seeds the data\"}],"
+    "\"boundaries\":[" BULK_BOUNDARY(0) "," BULK_BOUNDARY(1) "," BULK_BOUNDARY(2) "," BULK_BOUNDARY(3) ","
+    BULK_BOUNDARY(4) "," BULK_BOUNDARY(5) "," BULK_BOUNDARY(6) "," BULK_BOUNDARY(7) "],"
+    "\"options\":["
+    "{\"name\":\"bulk.rows\",\"type\":\"int\",\"default\":64,\"doc\":\"rows R of every record (1..4096)\"},"
+    "{\"name\":\"bulk.records\",\"type\":\"int\",\"default\":8,\"doc\":\"records per pass (1..8)\"}]}";
+
+TI_API uint32_t ti_abi_version(void) { return TI_ABI_VERSION; }
+TI_API const char *ti_describe(void) { return DESCRIPTION; }
+
+TI_API const char *ti_status_string(ti_status status) {
+    switch (status) {
+    case TI_OK: return "TI_OK";
+    case TI_ERR_INVALID_ARGUMENT: return "TI_ERR_INVALID_ARGUMENT";
+    case TI_ERR_STATE: return "TI_ERR_STATE";
+    case TI_ERR_UNKNOWN_NAME: return "TI_ERR_UNKNOWN_NAME";
+    case TI_ERR_SHAPE: return "TI_ERR_SHAPE";
+    case TI_ERR_OUT_OF_MEMORY: return "TI_ERR_OUT_OF_MEMORY";
+    case TI_ERR_ABORTED: return "TI_ERR_ABORTED";
+    default: return "TI_ERR_INTERNAL";
+    }
+}
+
+static ti_status bulk_fail(ti_session *s, ti_status status, const char *message) {
+    snprintf(s->error, sizeof s->error, "%s", message);
+    return status;
+}
+
+TI_API ti_status ti_open(const char *config_json, const char *weights_path, ti_session **out,
+                         char *err, size_t err_capacity) {
+    (void)config_json;
+    (void)weights_path;
+    if (out == NULL) return TI_ERR_INVALID_ARGUMENT;
+    *out = NULL;
+    ti_session *s = calloc(1, sizeof *s);
+    if (s != NULL) s->data = malloc((size_t)BULK_MAX_ROWS * BULK_COLS * sizeof(float));
+    if (s == NULL || s->data == NULL) {
+        free(s);
+        if (err != NULL && err_capacity > 0) snprintf(err, err_capacity, "out of memory");
+        return TI_ERR_OUT_OF_MEMORY;
+    }
+    s->rows = 64;
+    s->records = BULK_MAX_RECORDS;
+    *out = s;
+    return TI_OK;
+}
+
+TI_API void ti_close(ti_session *s) {
+    if (s == NULL) return;
+    free(s->data);
+    free(s);
+}
+
+TI_API const char *ti_last_error(const ti_session *s) { return s == NULL ? "" : s->error; }
+
+TI_API ti_status ti_set_input(ti_session *s, const char *name, uint32_t dtype, uint32_t rank,
+                              const int64_t *shape, const void *data, uint64_t byte_length) {
+    if (s == NULL || name == NULL || (rank > 0 && shape == NULL)) return TI_ERR_INVALID_ARGUMENT;
+    if (strcmp(name, "prompt_tokens") != 0) return bulk_fail(s, TI_ERR_UNKNOWN_NAME, "unknown input (this engine takes prompt_tokens)");
+    if (dtype != TI_I32 || rank != 1 || shape[0] < 1 || byte_length != (uint64_t)shape[0] * 4u || data == NULL)
+        return bulk_fail(s, TI_ERR_SHAPE, "input prompt_tokens must be i32 [T] with T >= 1");
+    uint32_t seed = 2166136261u;
+    const int32_t *tokens = data;
+    for (int64_t i = 0; i < shape[0]; i++) seed = (seed ^ (uint32_t)tokens[i]) * 16777619u;
+    s->seed = seed;
+    s->have_input = 1;
+    return TI_OK;
+}
+
+TI_API ti_status ti_set_option(ti_session *s, const char *key, const char *value) {
+    if (s == NULL || key == NULL || value == NULL) return TI_ERR_INVALID_ARGUMENT;
+    char *end = NULL;
+    long parsed = strtol(value, &end, 10);
+    int valid = end != value && *end == '\0';
+    if (strcmp(key, "bulk.rows") == 0) {
+        if (!valid || parsed < 1 || parsed > BULK_MAX_ROWS) return bulk_fail(s, TI_ERR_INVALID_ARGUMENT, "bulk.rows takes 1..4096");
+        s->rows = parsed;
+        return TI_OK;
+    }
+    if (strcmp(key, "bulk.records") == 0) {
+        if (!valid || parsed < 1 || parsed > BULK_MAX_RECORDS) return bulk_fail(s, TI_ERR_INVALID_ARGUMENT, "bulk.records takes 1..8");
+        s->records = (int)parsed;
+        return TI_OK;
+    }
+    return bulk_fail(s, TI_ERR_UNKNOWN_NAME, "unknown option (bulk.rows, bulk.records)");
+}
+
+TI_API ti_status ti_set_record_callback(ti_session *s, ti_record_fn fn, void *user) {
+    if (s == NULL) return TI_ERR_INVALID_ARGUMENT;
+    s->fn = fn;
+    s->user = user;
+    return TI_OK;
+}
+
+TI_API ti_status ti_set_wanted(ti_session *s, const char *const *names, uint32_t count) {
+    (void)names;
+    if (s == NULL) return TI_ERR_INVALID_ARGUMENT;
+    return count == 0 ? TI_OK : bulk_fail(s, TI_ERR_INVALID_ARGUMENT, "this engine always records everything");
+}
+
+TI_API ti_status ti_inject(ti_session *s, const char *boundary, uint32_t dtype, uint32_t rank,
+                           const int64_t *shape, const void *data, uint64_t byte_length) {
+    (void)boundary; (void)dtype; (void)rank; (void)shape; (void)data; (void)byte_length;
+    if (s == NULL) return TI_ERR_INVALID_ARGUMENT;
+    return bulk_fail(s, TI_ERR_UNKNOWN_NAME, "no boundary of this engine accepts injection");
+}
+
+static ti_status bulk_pass(ti_session *s, uint32_t kind) {
+    const int64_t count = s->rows * BULK_COLS;
+    for (int b = 0; b < s->records; b++) {
+        uint32_t h = s->seed ^ (s->passes_run * 0x9e3779b9u) ^ ((uint32_t)b * 0x85ebca6bu);
+        for (int64_t i = 0; i < count; i++) {
+            h ^= h << 13;
+            h ^= h >> 17;
+            h ^= h << 5;
+            s->data[i] = (float)(h >> 8) * (1.0f / 16777216.0f);
+        }
+        if (s->fn == NULL) continue;
+        const int64_t shape[2] = {s->rows, BULK_COLS};
+        const ti_record r = {s->passes_run, kind, bulk_names[b], TI_F32, 2, shape, NULL, s->data, (uint64_t)count * 4u};
+        if (s->fn(s->user, &r) != 0) return bulk_fail(s, TI_ERR_ABORTED, "the record callback stopped the pass");
+    }
+    s->passes_run++;
+    return TI_OK;
+}
+
+TI_API ti_status ti_prefill(ti_session *s) {
+    if (s == NULL) return TI_ERR_INVALID_ARGUMENT;
+    if (!s->have_input) return bulk_fail(s, TI_ERR_STATE, "prefill needs the input prompt_tokens");
+    if (s->passes_run != 0) return bulk_fail(s, TI_ERR_STATE, "prefill after prefill: call ti_reset first");
+    return bulk_pass(s, TI_PASS_PREFILL);
+}
+
+TI_API ti_status ti_decode(ti_session *s) {
+    if (s == NULL) return TI_ERR_INVALID_ARGUMENT;
+    if (s->passes_run == 0) return bulk_fail(s, TI_ERR_STATE, "decode before prefill");
+    return bulk_pass(s, TI_PASS_DECODE);
+}
+
+TI_API ti_status ti_reset(ti_session *s) {
+    if (s == NULL) return TI_ERR_INVALID_ARGUMENT;
+    s->passes_run = 0;
+    return TI_OK;
+}
+
+TI_API const char *ti_session_state(ti_session *s) {
+    if (s == NULL) return "{}";
+    snprintf(s->state, sizeof s->state, "{\"passes_run\":%u,\"cursor\":%u,\"mode\":\"text\",\"last_output\":%s}",
+             s->passes_run, s->passes_run, s->passes_run == 0 ? "null" : "\"text\"");
+    return s->state;
+}
