@@ -18,6 +18,10 @@ export type MismatchClass =
 /** Disagreements that make the values not comparable at all. */
 export type StructuralProblem = 'missing' | 'dtype' | 'shape' | 'layout';
 
+/**
+ * Counts over one side's values inside the valid region (C64: over its re/im components).
+ * nan + posInf + negInf + finite = the values counted; negZero and subnormal are subsets of finite.
+ */
 export interface SideCensus {
   nan: number;
   posInf: number;
@@ -36,7 +40,13 @@ export interface ElementWitness {
   reference: number | string;
   absError: number;
   ulp: number;
+  /** The element's class when it mismatches; 'value' for a passing element shown as the worst. */
   class: MismatchClass;
+  /** Whether the element is outside the contract (false only for a passing `worst`). */
+  mismatch: boolean;
+  /** Raw bits as hex ("0x3f800000"; complex "0x3f800000,0x00000000"), for NaN payloads and signed zeros. */
+  nativeBits: string;
+  referenceBits: string;
 }
 
 /** Error of a bundle against the fp64 oracle. */
@@ -60,7 +70,7 @@ export interface BoundaryComparison {
   dtype: DType;
   shape: number[];
   contract: Contract;
-  /** Set when the values could not be compared (then the element statistics are zero). */
+  /** Set when the values could not be compared (then the element statistics are zero; a 'layout' result keeps the census). */
   structural: { problem: StructuralProblem; detail: string } | null;
   elements: number;
   mismatches: number;
@@ -69,15 +79,44 @@ export interface BoundaryComparison {
   census: { native: SideCensus; reference: SideCensus };
   firstMismatch: ElementWitness | null;
   worst: ElementWitness | null;
+  /** Over pairs finite on both sides, inside the valid region. */
   maxAbs: number;
+  /**
+   * The largest relative error in the form the tolerance test uses: the smallest rel with
+   * |n - r| <= rel * |r| for every finite pair (within one double ULP of max |n - r| / |r|;
+   * Infinity when a reference zero meets a nonzero native). Equal to required.rel.
+   */
   maxRel: number;
+  /** ULPs counted on the dtype's own bits (bf16/f16: 16, f32 and C64 components: 32, f64: 64; ±0 one point). */
   maxUlp: number;
   rmse: number;
-  /** The smallest tolerances under which every element would have passed (the margin a reviewer sees). */
+  /**
+   * The smallest tolerances under which every element would have passed (the margin a reviewer sees),
+   * each alone and exact in double arithmetic: abs with rel = 0 (= maxAbs), rel with abs = 0 (= maxRel),
+   * max_ulp alone (= maxUlp). Over finite pairs: NaN, infinity, signed-zero, padding and tie-order
+   * mismatches are not a matter of tolerance (see `classes`).
+   */
   required: { abs: number; rel: number; ulp: number };
   /** Against the fp64 oracle when one was given: the error of the native run and of the reference. */
   oracle: { native: OracleError; reference: OracleError } | null;
   ties: TieAnalysis | null;
   /** Inside the contract, every element (and no structural problem). */
   passed: boolean;
+  /**
+   * Why the boundary could not be (fully) judged, or null: the reference lacks it, no contract,
+   * or the contract's oracle_rel needs an oracle that is absent or lacks the boundary. When set,
+   * `passed` is false; the gate turns it into a GAP unless the values themselves failed.
+   */
+  gap: string | null;
+  /** The verdict the fields imply: 'fail' (structural or element failure, or the oracle bound), else 'gap' when gap is set, else 'pass'. */
+  outcome: 'pass' | 'fail' | 'gap';
+  /** Elements compared by value (inside the valid region) and elements past it (padding). */
+  compared: number;
+  padded: number;
+  /** Integer dtypes: the exact max |n - r| as a decimal string (maxAbs rounds beyond 2^53); null for floats. */
+  maxAbsExact: string | null;
+  /** The oracle_rel check: RMS(native - oracle) <= bound * RMS(oracle), over elements finite on both. */
+  oracleRel: { bound: number; nativeRmse: number; oracleRms: number; passed: boolean } | null;
+  /** Informative remarks: a skipped layout check, an incompatible oracle, ... */
+  notes: string[];
 }

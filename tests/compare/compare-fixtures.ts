@@ -1,0 +1,190 @@
+// Small bundles for the comparator tests, written in temp folders (never in fixtures/) with
+// writeSafetensorsFile and a hand-built manifest, so a test can give every boundary any dtype,
+// contract and valid region.
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openBundle, type TraceBundle } from '../../main/core/bundle/bundle-reader.ts';
+import { elementCount, type DType } from '../../main/core/bundle/dtype.ts';
+import { contiguousStrides, layoutOf } from '../../main/core/bundle/layout.ts';
+import type { BundleKind, BundleManifest, Contract, FaithfulContract, ValidRegion } from '../../main/core/bundle/manifest-schema.ts';
+import { writeSafetensorsFile } from '../../main/core/bundle/safetensors-writer.ts';
+
+const made: string[] = [];
+const opened: TraceBundle[] = [];
+
+export async function cleanupBundles(): Promise<void> {
+  for (const bundle of opened.splice(0)) await bundle.close();
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+export function tempDir(label: string): string {
+  const dir = mkdtempSync(join(tmpdir(), `ti-compare-${label}-`));
+  made.push(dir);
+  return dir;
+}
+
+const sha256 = (data: Uint8Array): string => createHash('sha256').update(data).digest('hex');
+
+export interface TensorSpec {
+  readonly name: string;
+  readonly dtype: DType;
+  readonly shape: readonly number[];
+  readonly data: Uint8Array;
+  readonly contract?: Contract | null;
+  readonly valid?: ValidRegion | null;
+  readonly strides?: readonly number[];
+}
+
+function provenance(kind: BundleKind): BundleManifest['provenance'] {
+  const runtime: Record<string, string | number> =
+    kind === 'native'
+      ? {
+          node: process.version,
+          engine_name: 'test-engine',
+          engine_version: '0.0.1',
+          engine_build_id: 'build-1',
+          engine_library_sha256: 'b'.repeat(64),
+          engine_abi_version: 1,
+        }
+      : { torch: '1.13.1', python: '3.11.2' };
+  return {
+    model: { name: 'tiny-test', checkpoint_revision: 'tiny-test@1', weights_file: '../weights.safetensors', weights_sha256: 'a'.repeat(64) },
+    generator: { implementation: 'tests/compare', revision: '0123456789abcdef0123456789abcdef01234567', dirty: false, command: 'vitest' },
+    runtime,
+    precision: kind === 'native' ? 'native' : kind === 'oracle-f64' ? 'float64' : 'float32',
+    created_at: '2026-12-02T10:00:00Z',
+  };
+}
+
+/** Writes a bundle of `kind` whose pass p holds passes[p] (every pass in mode text) and opens it. */
+export async function makeBundle(kind: BundleKind, passes: ReadonlyArray<readonly TensorSpec[]>, label: string = kind): Promise<TraceBundle> {
+  const dir = join(tempDir(label), 'bundle');
+  const { mkdirSync } = await import('node:fs');
+  mkdirSync(dir);
+  const files: BundleManifest['files'] = [];
+  const passEntries: BundleManifest['passes'] = passes.map((tensors, index) => {
+    const file = `pass-${String(index).padStart(3, '0')}.safetensors`;
+    const written = writeSafetensorsFile(
+      join(dir, file),
+      tensors.map((tensor) => ({ key: tensor.name, dtype: tensor.dtype, shape: tensor.shape, data: tensor.data })),
+    );
+    files.push({ path: file, sha256: written.sha256, bytes: written.bytes });
+    return {
+      index,
+      kind: index === 0 ? 'prefill' : 'decode',
+      mode: 'text',
+      file,
+      boundaries: tensors.map((tensor) => {
+        const strides = tensor.strides ?? contiguousStrides(tensor.shape);
+        return {
+          name: tensor.name,
+          stage: tensor.name.split('.')[0] ?? 'test',
+          dtype: tensor.dtype,
+          shape: [...tensor.shape],
+          strides: [...strides],
+          layout: layoutOf(tensor.shape, strides),
+          key: tensor.name,
+          sha256: sha256(tensor.data),
+          byte_length: tensor.data.byteLength,
+          valid: tensor.valid ?? null,
+          contract: kind === 'native' ? null : (tensor.contract ?? bitExact()),
+        };
+      }),
+    };
+  });
+  const manifest: BundleManifest = {
+    schema: 'trace-inspector.bundle',
+    schema_version: 1,
+    kind,
+    case: { id: 'compare-test', description: 'comparator test bundle' },
+    provenance: provenance(kind),
+    inputs: [],
+    passes: passEntries,
+    known_gaps: [],
+    files,
+    ...(kind === 'native' ? { run: { status: 'completed' as const, message: '', last_pass: passes.length - 1, last_boundary: null } } : {}),
+  };
+  writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest, null, 2));
+  const bundle = await openBundle(dir);
+  opened.push(bundle);
+  return bundle;
+}
+
+/** A native and a reference bundle with one pass each. */
+export async function pair(native: readonly TensorSpec[], reference: readonly TensorSpec[]): Promise<{ native: TraceBundle; reference: TraceBundle }> {
+  return { native: await makeBundle('native', [native]), reference: await makeBundle('reference', [reference]) };
+}
+
+// ---- contracts ---------------------------------------------------------------------------------
+
+export function bitExact(options: Partial<Pick<Contract, 'nan_policy' | 'signed_zero'>> = {}): Contract {
+  return { kind: 'bit_exact', nan_policy: options.nan_policy ?? 'positions', signed_zero: options.signed_zero ?? 'must_match', reason: 'test' };
+}
+
+export function faithful(options: Partial<Omit<FaithfulContract, 'kind' | 'derivation'>> = {}): FaithfulContract {
+  return {
+    kind: 'faithful',
+    abs: options.abs ?? 0,
+    rel: options.rel ?? 0,
+    max_ulp: options.max_ulp ?? null,
+    oracle_rel: options.oracle_rel ?? null,
+    nan_policy: options.nan_policy ?? 'positions',
+    signed_zero: options.signed_zero ?? 'ignore',
+    derivation: {
+      storage_dtype: 'F32',
+      accumulation_dtype: 'F32',
+      accumulation_length: 1,
+      reduction_order: 'unspecified',
+      formula: 'test tolerance',
+      allowed_differences: 'test',
+    },
+  };
+}
+
+// ---- data ---------------------------------------------------------------------------------------
+
+export const f32 = (values: readonly number[]): Uint8Array => new Uint8Array(Float32Array.from(values).buffer);
+export const f64 = (values: readonly number[]): Uint8Array => new Uint8Array(Float64Array.from(values).buffer);
+export const i32 = (values: readonly number[]): Uint8Array => new Uint8Array(Int32Array.from(values).buffer);
+export const u8 = (values: readonly number[]): Uint8Array => Uint8Array.from(values);
+export const i64 = (values: readonly bigint[]): Uint8Array => new Uint8Array(BigInt64Array.from(values).buffer);
+export const u64 = (values: readonly bigint[]): Uint8Array => new Uint8Array(BigUint64Array.from(values).buffer);
+/** Raw 16-bit patterns (bf16 or f16). */
+export const bits16 = (patterns: readonly number[]): Uint8Array => new Uint8Array(Uint16Array.from(patterns).buffer);
+/** Raw 32-bit float patterns. */
+export const bits32 = (patterns: readonly number[]): Uint8Array => new Uint8Array(Uint32Array.from(patterns.map((p) => p >>> 0)).buffer);
+/** Raw 64-bit float patterns. */
+export const bits64 = (patterns: readonly bigint[]): Uint8Array => new Uint8Array(BigUint64Array.from(patterns).buffer);
+/** Interleaved complex64 from [re, im] pairs. */
+export const c64 = (pairs: ReadonlyArray<readonly [number, number]>): Uint8Array => f32(pairs.flat());
+
+/** `count` pseudo-random floats in [-scale, scale) (deterministic). */
+export function randomFloats(count: number, seed = 1, scale = 4): number[] {
+  const out = new Array<number>(count);
+  let state = (seed * 2654435761) >>> 0 || 1;
+  for (let i = 0; i < count; i++) {
+    state ^= state << 13;
+    state >>>= 0;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    state >>>= 0;
+    out[i] = (state / 4294967296 - 0.5) * 2 * scale;
+  }
+  return out;
+}
+
+/** The float32 value after `value` moved by `ulps` units in the last place (same sign region). */
+export function stepF32(value: number, ulps: number): number {
+  const bits = new Int32Array(Float32Array.from([value]).buffer);
+  bits[0] = (bits[0] as number) + (value < 0 || Object.is(value, -0) ? -ulps : ulps);
+  return new Float32Array(bits.buffer)[0] as number;
+}
+
+export function tensor(name: string, dtype: DType, shape: readonly number[], data: Uint8Array, extra: Partial<TensorSpec> = {}): TensorSpec {
+  if (elementCount(shape) * ({ F32: 4, F16: 2, BF16: 2, F64: 8, I8: 1, I16: 2, I32: 4, I64: 8, U8: 1, U16: 2, U32: 4, U64: 8, BOOL: 1, C64: 8 } as const)[dtype] !== data.byteLength) {
+    throw new Error(`test tensor ${name}: ${data.byteLength} bytes do not fit ${dtype} ${JSON.stringify(shape)}`);
+  }
+  return { name, dtype, shape, data, ...extra };
+}
