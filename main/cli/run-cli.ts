@@ -2,16 +2,30 @@
 // and the Electron main process, which hands it its argv when asked for a headless command.
 import { toolInfo } from '../core/tool/tool-info.ts';
 import { CAPTURE_USAGE, runCaptureCommand } from './commands/capture-command.ts';
+import { GATE_USAGE, runGateCommand } from './commands/gate-command.ts';
+import { KEYGEN_USAGE, runKeygenCommand } from './commands/keygen-command.ts';
+import { VERIFY_USAGE, runVerifyCommand } from './commands/verify-command.ts';
 import { EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from './cli-io.ts';
 
 export const USAGE = `usage: trace-inspector <command> [options]
 
 commands:
+  --gate      run the gate: every case, every boundary, seals, signed receipt (exit 0/1/2)
   capture     run an engine over a reference case and capture every boundary into a bundle
+  verify      check a gate receipt's signature and the files it names
+  keygen      create an Ed25519 key pair for signing receipts
   help        show this help (trace-inspector help <command> for one command)
   --version   print the version and commit
 
 ${CAPTURE_USAGE}`;
+
+const COMMAND_USAGE: Readonly<Record<string, string>> = {
+  capture: CAPTURE_USAGE,
+  gate: GATE_USAGE,
+  '--gate': GATE_USAGE,
+  verify: VERIFY_USAGE,
+  keygen: KEYGEN_USAGE,
+};
 
 export async function runCli(argv: readonly string[], io: CliIO): Promise<number> {
   const [command, ...rest] = argv;
@@ -20,6 +34,13 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
     switch (command) {
       case 'capture':
         return await runCaptureCommand(rest, io, commandLine);
+      case '--gate':
+      case 'gate':
+        return await runGateCommand(rest, io, commandLine);
+      case 'verify':
+        return await runVerifyCommand(rest, io);
+      case 'keygen':
+        return await runKeygenCommand(rest, io);
       case '--version': {
         const tool = toolInfo();
         io.stdout(`trace-inspector ${tool.version} (${tool.commit}${tool.dirty ? ', modified' : ''})\n`);
@@ -29,7 +50,7 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
       case 'help':
       case '--help':
       case '-h':
-        io.stdout(rest[0] === 'capture' ? CAPTURE_USAGE : USAGE);
+        io.stdout((rest[0] !== undefined ? COMMAND_USAGE[rest[0]] : undefined) ?? USAGE);
         return command === undefined ? EXIT_USAGE : EXIT_OK;
       default:
         throw new UsageError(`unknown command "${command}"; see trace-inspector help`);

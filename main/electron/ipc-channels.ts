@@ -4,4 +4,13 @@ export const IPC_CHANNELS = {
 } as const;
 
 /** First arguments that make `electron .` run a CLI command instead of opening a window. */
-export const HEADLESS_COMMANDS: ReadonlySet<string> = new Set(['capture', 'help', '--help', '--version']);
+export const HEADLESS_COMMANDS: ReadonlySet<string> = new Set([
+  'capture',
+  '--gate',
+  'gate',
+  'verify',
+  'keygen',
+  'help',
+  '--help',
+  '--version',
+]);

@@ -9,16 +9,20 @@ import { openBundle } from '../../core/bundle/bundle-reader.ts';
 import { diffCapture, summarizeCaptureDiff } from '../../core/capture/capture-diff.ts';
 import { CaptureUsageError, captureRun } from '../../core/capture/capture-run.ts';
 import { formatCaptureTable } from '../../core/capture/capture-table.ts';
+import { compareLocalVsAccumulated, formatLocalVsAccumulated } from '../../core/capture/local-vs-accumulated.ts';
 import { embeddedDefaults } from '../../core/tool/tool-info.ts';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from '../cli-io.ts';
 
 export const CAPTURE_USAGE = `usage: trace-inspector capture [--engine <lib>] [--bundle <reference bundle>] [--out <dir>]
                               [--weights <file>] [--isolation process|thread] [--timeout <seconds>]
-                              [--option key=value ...] [--per-pass]
+                              [--option key=value ...] [--per-pass] [--teacher-force] [--isolate]
 
 Runs the engine on the reference bundle's inputs and passes, writes the native bundle to --out
 and prints a per-boundary table. Defaults: the built reference engine, the "interleaved" case,
---out runs/<case>-<time>, --isolation process, --timeout 60.
+--out runs/<case>-<time>, --isolation process, --timeout 60. --teacher-force injects the
+reference's tokens and codes on every pass (the records keep the engine's own choices);
+--isolate also captures <out>-isolated with every injectable boundary fed the reference value and
+prints where error enters (local) vs where it is inherited (accumulated). See docs/self-test.md.
 `;
 
 const CaptureArgsSchema = z.object({
@@ -35,6 +39,8 @@ const CaptureArgsSchema = z.object({
     .array(z.string().regex(/^[^=\s]+=.*$/, { error: '--option: expected key=value' }))
     .default([]),
   'per-pass': z.boolean().default(false),
+  'teacher-force': z.boolean().default(false),
+  isolate: z.boolean().default(false),
 });
 
 function parseCaptureArgs(argv: readonly string[]): z.infer<typeof CaptureArgsSchema> {
@@ -51,6 +57,8 @@ function parseCaptureArgs(argv: readonly string[]): z.infer<typeof CaptureArgsSc
         timeout: { type: 'string' },
         option: { type: 'string', multiple: true },
         'per-pass': { type: 'boolean' },
+        'teacher-force': { type: 'boolean' },
+        isolate: { type: 'boolean' },
       },
       strict: true,
       allowPositionals: false,
@@ -102,6 +110,8 @@ export async function runCaptureCommand(argv: readonly string[], io: CliIO, comm
       passTimeoutMs: args.timeout * 1000,
       options,
       command: commandLine,
+      teacherForce: args['teacher-force'],
+      isolate: args.isolate,
       onPass: (pass) => {
         const detail =
           pass.status === 'ok'
@@ -134,7 +144,32 @@ export async function runCaptureCommand(argv: readonly string[], io: CliIO, comm
       const first = summary.firstFailure;
       io.stdout(`first divergence: pass ${first.pass} ${first.boundary} (${first.status})\n`);
     }
+    const forcing = result.teacherForcing;
+    if (forcing) {
+      io.stdout(
+        `teacher forced: ${forcing.injections} injections; the engine chose otherwise in ` +
+          `${forcing.differences.length === 0 ? 'no pass' : `passes ${forcing.differingPasses.join(', ')}`}\n`,
+      );
+    }
     io.stdout(`native bundle: ${outDir}\n`);
+    const isolated = result.isolated;
+    if (isolated?.manifestPath) {
+      const isolatedBundle = await openBundle(isolated.dir);
+      try {
+        const rows = await compareLocalVsAccumulated(native, isolatedBundle, result.reference);
+        const outside = rows.filter((row) => row.local?.passed === false || row.accumulated?.passed === false);
+        io.stdout(
+          outside.length === 0
+            ? '\nlocal vs accumulated error: every boundary within contract on both runs\n'
+            : `\nlocal vs accumulated error at the injection points (outside contract on either run):\n${formatLocalVsAccumulated(rows, { onlyOutside: true, injectedOnly: true })}\n`,
+        );
+      } finally {
+        await isolatedBundle.close();
+      }
+      io.stdout(`isolated bundle: ${isolated.dir}${isolated.run?.status === 'completed' ? '' : ` (${isolated.run?.status ?? 'not run'}: ${isolated.run?.message ?? ''})`}\n`);
+    } else if (isolated) {
+      io.stdout(`isolated bundle: not captured: ${isolated.skipped ?? isolated.run?.message ?? 'unknown reason'}\n`);
+    }
   } finally {
     await native.close();
     await result.reference.close();

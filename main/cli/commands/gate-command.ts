@@ -1,0 +1,331 @@
+// `trace-inspector --gate`: the headless gate for CI. Runs the engine over every case, judges
+// every (pass, boundary), writes the signed receipt (always), the JSON and JUnit reports when
+// asked, GitHub Actions annotations and a step summary under Actions, prints the human report
+// with the seals as its last lines, and exits with the seals' code (0 pass, 1 fail, 2 usage).
+import type { KeyObject } from 'node:crypto';
+import { existsSync, statSync } from 'node:fs';
+import { appendFile, mkdir, open, readdir } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { GATE_RECEIPT_FILE_NAME, writeGateReceipt } from '../../core/gate/gate-receipt.ts';
+import { GateUsageError, runGate } from '../../core/gate/gate-run.ts';
+import { runSelfTestCommand } from '../../core/gate/self-test.ts';
+import type { GateCase, GateOptions, GateProgress, GateResult } from '../../core/gate/gate-types.ts';
+import { ReceiptError } from '../../core/receipt/errors.ts';
+import { defaultUserKey, loadPrivateKey, privateKeyModeWarning } from '../../core/receipt/keys.ts';
+import { formatAnnotations, formatStepSummary } from '../../core/report/github-actions.ts';
+import { formatHumanReport } from '../../core/report/human-report.ts';
+import { formatJunit } from '../../core/report/junit-report.ts';
+import { serializeGateResult } from '../../core/report/json-report.ts';
+import { embeddedDefaults } from '../../core/tool/tool-info.ts';
+import { EXIT_FAILURE, UsageError, type CliIO } from '../cli-io.ts';
+
+export const GATE_USAGE = `usage: trace-inspector --gate [--engine <lib>] [--bundle <reference bundle>]... [--oracle <dir>]
+                            [--strict] [--receipt <file>] [--junit <file>] [--json <file>]
+                            [--key <pem>] [--ledger <file>] [--teacher-force] [--isolate]
+                            [--isolation process|thread] [--timeout <seconds>]
+                            [--option key=value]... [--work <dir>] [--self-test]
+
+Runs the engine over every case, compares every boundary of every pass with the reference and
+the fp64 oracle, prints the verdicts and the seals (last lines), writes a signed receipt, and
+exits 0 (FIDELITY: OK or INCOMPLETE with PASSED / PASSED_WITH_GAPS), 1 (OVERALL: FAIL) or 2
+(bad usage or invalid input). Defaults: the built reference engine and every committed case
+(fixtures/bundles/<case>/reference with its sibling oracle-f64), --work runs/gate-<time>,
+--receipt <work>/${GATE_RECEIPT_FILE_NAME}, your per-user signing key, --isolation process,
+--timeout 60. A --bundle uses its sibling oracle-f64 folder as oracle when there is one
+(--oracle names it for a single --bundle). --strict turns gaps into a failure.
+See docs/gate.md.
+`;
+
+const GateArgsSchema = z.object({
+  engine: z.string().min(1, { error: '--engine: expected a library path' }).optional(),
+  bundle: z.array(z.string().min(1, { error: '--bundle: expected a folder' })).default([]),
+  oracle: z.string().min(1, { error: '--oracle: expected a folder' }).optional(),
+  strict: z.boolean().default(false),
+  receipt: z.string().min(1, { error: '--receipt: expected a file' }).optional(),
+  junit: z.string().min(1, { error: '--junit: expected a file' }).optional(),
+  json: z.string().min(1, { error: '--json: expected a file' }).optional(),
+  key: z.string().min(1, { error: '--key: expected a PEM private key file' }).optional(),
+  ledger: z.string().min(1, { error: '--ledger: expected a file' }).optional(),
+  'teacher-force': z.boolean().default(false),
+  isolate: z.boolean().default(false),
+  isolation: z.enum(['process', 'thread'], { error: '--isolation: expected "process" or "thread"' }).default('process'),
+  timeout: z.coerce
+    .number({ error: '--timeout: expected a number of seconds' })
+    .positive({ error: '--timeout: expected a positive number of seconds' })
+    .refine(Number.isFinite, { error: '--timeout: expected a finite number of seconds' })
+    .default(60),
+  option: z.array(z.string().regex(/^[^=\s]+=.*$/, { error: '--option: expected key=value' })).default([]),
+  work: z.string().min(1, { error: '--work: expected a folder' }).optional(),
+});
+type GateArgs = z.infer<typeof GateArgsSchema>;
+
+export function parseGateArgs(argv: readonly string[]): GateArgs {
+  let values: Record<string, unknown>;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      options: {
+        engine: { type: 'string' },
+        bundle: { type: 'string', multiple: true },
+        oracle: { type: 'string' },
+        strict: { type: 'boolean' },
+        receipt: { type: 'string' },
+        junit: { type: 'string' },
+        json: { type: 'string' },
+        key: { type: 'string' },
+        ledger: { type: 'string' },
+        'teacher-force': { type: 'boolean' },
+        isolate: { type: 'boolean' },
+        isolation: { type: 'string' },
+        timeout: { type: 'string' },
+        option: { type: 'string', multiple: true },
+        work: { type: 'string' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (error) {
+    throw new UsageError(`--gate: ${(error as Error).message}`);
+  }
+  const parsed = GateArgsSchema.safeParse(values);
+  if (!parsed.success) throw new UsageError(`--gate: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`);
+  return parsed.data;
+}
+
+const hasManifest = (dir: string): boolean => existsSync(join(dir, 'manifest.json'));
+
+/** The oracle beside a reference bundle: <case>/oracle-f64 next to <case>/reference. */
+function siblingOracle(referenceDir: string): string | null {
+  const candidate = join(dirname(referenceDir), 'oracle-f64');
+  return candidate !== referenceDir && hasManifest(candidate) ? candidate : null;
+}
+
+/** A --bundle names a reference bundle, or a case folder holding reference/. */
+function referenceFolder(given: string): string {
+  if (hasManifest(given)) return given;
+  if (hasManifest(join(given, 'reference'))) return join(given, 'reference');
+  throw new UsageError(`--bundle ${given}: no manifest.json there (nor in ${join(given, 'reference')}); expected a reference bundle folder`);
+}
+
+async function committedCases(bundlesDir: string): Promise<GateCase[]> {
+  let names: string[];
+  try {
+    names = (await readdir(bundlesDir)).sort();
+  } catch {
+    throw new UsageError(`no --bundle given and the committed cases folder ${bundlesDir} cannot be read`);
+  }
+  const cases = names
+    .map((name) => join(bundlesDir, name, 'reference'))
+    .filter(hasManifest)
+    .map((referenceDir) => ({ referenceDir, oracleDir: siblingOracle(referenceDir) }));
+  if (cases.length === 0) throw new UsageError(`no --bundle given and ${bundlesDir} holds no <case>/reference bundle`);
+  return cases;
+}
+
+function timestamp(): string {
+  return new Date().toISOString().replace(/[:.]/g, '-');
+}
+
+function refuseExisting(flag: string, path: string): void {
+  if (existsSync(path)) throw new UsageError(`${flag} ${path} already exists; the gate never overwrites its outputs (choose another path or move it away)`);
+}
+
+async function assertEmptyWork(dir: string): Promise<void> {
+  if (!existsSync(dir)) return;
+  if (!statSync(dir).isDirectory()) throw new UsageError(`--work ${dir} is a file; expected a folder`);
+  if ((await readdir(dir)).length > 0) throw new UsageError(`--work ${dir} exists and is not empty; the gate never writes over a previous run`);
+}
+
+/** Writes a report file that must not exist yet (created exclusively). */
+async function writeNewFile(path: string, text: string): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const handle = await open(path, 'wx');
+  try {
+    await handle.writeFile(text, 'utf8');
+  } finally {
+    await handle.close();
+  }
+}
+
+interface SigningKey {
+  privateKey: KeyObject;
+  description: string;
+}
+
+function signingKey(args: GateArgs, io: CliIO): SigningKey {
+  try {
+    if (args.key !== undefined) {
+      const path = resolve(io.cwd, args.key);
+      const warning = privateKeyModeWarning(path);
+      if (warning !== null) io.stderr(`gate: warning: ${warning}\n`);
+      return { privateKey: loadPrivateKey(path), description: `key ${path}` };
+    }
+    const key = defaultUserKey(io.env);
+    io.stderr(
+      key.created
+        ? `gate: created your default signing key ${key.privateKeyPath} (public key ${key.publicKeyPath}); receipts are signed with it\n`
+        : `gate: signing with your default key ${key.privateKeyPath} (public key ${key.publicKeyPath})\n`,
+    );
+    return { privateKey: key.privateKey, description: `default key ${key.privateKeyPath}` };
+  } catch (error) {
+    if (error instanceof ReceiptError) throw new UsageError(`--gate: ${error.message}`);
+    throw error;
+  }
+}
+
+/** Narrower than any terminal: a longer line would wrap, and \r only returns to the start of the last row. */
+const LINE_WIDTH = 79;
+
+/** Progress on stderr: one bar redrawn in place on a terminal, plain lines in a log. */
+function progressPrinter(io: CliIO): { onEvent: (event: GateProgress) => void; finish: () => void } {
+  let caseLabel = '';
+  let passText = '';
+  let lastDraw = 0;
+  let drawn = false;
+  const width = 20;
+  const draw = (fraction: number, detail: string, force: boolean): void => {
+    const now = Date.now();
+    if (!force && now - lastDraw < 80) return;
+    lastDraw = now;
+    const filled = Math.max(0, Math.min(width, Math.round(fraction * width)));
+    const line = `gate ${caseLabel} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${passText}${detail}`;
+    io.stderr(`\r${line.slice(0, LINE_WIDTH).padEnd(LINE_WIDTH)}`);
+    drawn = true;
+  };
+  const onEvent = (event: GateProgress): void => {
+    if (!io.stderrIsTTY) {
+      if (event.kind === 'case_start') io.stderr(`gate: case ${event.case} (${event.caseIndex + 1}/${event.caseCount}): ${event.passes} passes\n`);
+      else if (event.kind === 'pass') io.stderr(`gate: ${event.case}: pass ${event.pass} [${event.pass + 1}/${event.passes}] ${event.status}: ${event.detail}\n`);
+      else if (event.kind === 'case_end') {
+        const c = event.counts;
+        io.stderr(`gate: ${event.case}: run ${event.run}; ${c.PASS} PASS, ${c.FAIL} FAIL, ${c.REVIEW_REQUIRED} REVIEW_REQUIRED, ${c.KNOWN_GAP} KNOWN_GAP, ${c.GAP} GAP\n`);
+      }
+      return;
+    }
+    switch (event.kind) {
+      case 'case_start':
+        caseLabel = `${event.caseIndex + 1}/${event.caseCount} ${event.case}`;
+        passText = '';
+        draw(0, 'starting', true);
+        break;
+      case 'pass':
+        passText = `pass ${event.pass} [${event.pass + 1}/${event.passes}] `;
+        draw((event.pass + 1) / Math.max(1, event.passes) / 2, event.status === 'ok' ? 'running' : event.status, event.status !== 'ok');
+        break;
+      case 'compare':
+        draw(0.5 + event.done / Math.max(1, event.total) / 2, `compare ${event.done}/${event.total}`, event.done === event.total);
+        break;
+      case 'case_end':
+        break;
+    }
+  };
+  const finish = (): void => {
+    if (drawn) io.stderr(`\r${' '.repeat(LINE_WIDTH)}\r`);
+  };
+  return { onEvent, finish };
+}
+
+export async function runGateCommand(argv: readonly string[], io: CliIO, commandLine: string): Promise<number> {
+  // The self-test has its own flags (main/core/gate/self-test.ts): hand it the rest as is.
+  if (argv.includes('--self-test')) return runSelfTestCommand(argv.filter((arg) => arg !== '--self-test'), io);
+  const args = parseGateArgs(argv);
+
+  const defaults = embeddedDefaults();
+  const library = resolve(io.cwd, args.engine ?? defaults.engineLibrary);
+  let cases: GateCase[];
+  if (args.bundle.length === 0) {
+    if (args.oracle !== undefined) throw new UsageError('--oracle names the oracle of one --bundle; without --bundle every committed case uses its own oracle-f64 folder');
+    cases = await committedCases(defaults.bundlesDir);
+  } else {
+    if (args.oracle !== undefined && args.bundle.length > 1) {
+      throw new UsageError(`--oracle names the oracle of one --bundle, but ${args.bundle.length} were given; each --bundle uses its sibling oracle-f64 folder`);
+    }
+    cases = args.bundle.map((given) => {
+      const referenceDir = referenceFolder(resolve(io.cwd, given));
+      const oracleDir = args.oracle !== undefined ? resolve(io.cwd, args.oracle) : siblingOracle(referenceDir);
+      return { referenceDir, oracleDir };
+    });
+    if (args.oracle !== undefined && !hasManifest(resolve(io.cwd, args.oracle))) throw new UsageError(`--oracle ${args.oracle}: no manifest.json there; expected an oracle-f64 bundle folder`);
+  }
+
+  const workDir = resolve(io.cwd, args.work ?? join('runs', `gate-${timestamp()}`));
+  const receipt = resolve(io.cwd, args.receipt ?? join(workDir, GATE_RECEIPT_FILE_NAME));
+  const outputs = [
+    ['--receipt', receipt],
+    ...(args.json !== undefined ? [['--json', resolve(io.cwd, args.json)]] : []),
+    ...(args.junit !== undefined ? [['--junit', resolve(io.cwd, args.junit)]] : []),
+  ] as [string, string][];
+  for (const [flag, path] of outputs) refuseExisting(flag, path);
+  for (const [index, [flag, path]] of outputs.entries()) {
+    const clash = outputs.findIndex(([, other]) => other === path);
+    if (clash !== index) throw new UsageError(`${outputs[clash]?.[0]} and ${flag} name the same file ${path}`);
+  }
+  await assertEmptyWork(workDir);
+  const key = signingKey(args, io);
+
+  const options: GateOptions = {
+    library,
+    cases,
+    strict: args.strict,
+    isolation: args.isolation,
+    passTimeoutMs: args.timeout * 1000,
+    engineOptions: Object.fromEntries(args.option.map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)])),
+    teacherForce: args['teacher-force'],
+    isolate: args.isolate,
+    workDir,
+    ledgerFile: args.ledger !== undefined ? resolve(io.cwd, args.ledger) : null,
+    command: commandLine,
+  };
+  io.stderr(`gate: engine ${library}\ngate: ${cases.length} case(s); work folder ${workDir}\n`);
+
+  const progress = progressPrinter(io);
+  let result: GateResult;
+  try {
+    result = await runGate(options, progress.onEvent);
+  } catch (error) {
+    progress.finish();
+    if (error instanceof GateUsageError) throw new UsageError(`--gate: ${error.message}`);
+    throw error;
+  } finally {
+    progress.finish();
+  }
+  for (const warning of result.warnings) io.stderr(`gate: warning: ${warning}\n`);
+
+  // Outputs: the receipt always; a failure to write evidence fails the run.
+  const files: { label: string; path: string }[] = [];
+  let writeFailed = false;
+  const attempt = async (label: string, path: string, write: () => Promise<unknown>): Promise<void> => {
+    try {
+      await write();
+      files.push({ label, path });
+    } catch (error) {
+      writeFailed = true;
+      io.stderr(`gate: cannot write the ${label} ${path}: ${(error as Error).message}\n`);
+    }
+  };
+  if (args.json !== undefined) await attempt('json', resolve(io.cwd, args.json), () => writeNewFile(resolve(io.cwd, args.json as string), serializeGateResult(result)));
+  if (args.junit !== undefined) await attempt('junit', resolve(io.cwd, args.junit), () => writeNewFile(resolve(io.cwd, args.junit as string), formatJunit(result)));
+  await attempt('receipt', receipt, () => writeGateReceipt(result, receipt, key.privateKey));
+
+  if (io.env['GITHUB_ACTIONS'] === 'true') {
+    const workspace = io.env['GITHUB_WORKSPACE'] ?? io.cwd;
+    for (const line of formatAnnotations(result, { workspace })) io.stdout(`${line}\n`);
+    const summaryFile = io.env['GITHUB_STEP_SUMMARY'];
+    if (summaryFile) {
+      try {
+        await appendFile(summaryFile, formatStepSummary(result), 'utf8');
+      } catch (error) {
+        io.stderr(`gate: cannot append the step summary to ${summaryFile}: ${(error as Error).message}\n`);
+      }
+    }
+  }
+
+  io.stdout(formatHumanReport(result, { files }));
+  if (writeFailed) {
+    io.stderr('gate: an output could not be written: exit 1 whatever the seals say (a gate without its evidence does not pass)\n');
+    return EXIT_FAILURE;
+  }
+  return result.seals.exitCode;
+}

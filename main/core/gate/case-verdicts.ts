@@ -1,0 +1,235 @@
+// Judges one case once its run is captured: walks every (pass, boundary) of the reference in
+// execution order, plus the native records the reference lacks, compares one boundary at a
+// time (bounded memory: compareBoundary streams both sides in chunks) and turns the facts into
+// verdicts (verdicts.ts).
+import { createHash } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { isEmittedIn, type EngineBoundary, type EngineDescription, type PassFacts } from '../../../engine/host/engine-description.ts';
+import type { TraceBundle } from '../bundle/bundle-reader.ts';
+import { BundleError } from '../bundle/errors.ts';
+import type { Contract, PassEntry } from '../bundle/manifest-schema.ts';
+import { compareBoundary } from '../compare/compare-boundary.ts';
+import type { BoundaryComparison } from '../compare/comparison-types.ts';
+import { canonicalJson } from '../receipt/canonical-json.ts';
+import { emptyCounts, type BoundaryVerdict, type ComparisonRecord, type LedgerEntry, type OracleSide, type VerdictCounts } from './gate-types.ts';
+import { findLedgerEntry } from './ledger.ts';
+import { judgeBoundary, type CatalogueStance } from './verdicts.ts';
+
+/** Where the run stopped, when it did not complete. */
+export interface RunStop {
+  /** The pass the engine was in when it stopped (every later pass was never run). */
+  pass: number;
+  /** One sentence: what happened, in which pass, after which boundary. */
+  description: string;
+}
+
+export interface CaseJudgeInput {
+  caseId: string;
+  reference: TraceBundle;
+  /** Null when the capture left nothing readable (then every boundary is unreached or unreadable). */
+  native: TraceBundle | null;
+  oracle: TraceBundle | null;
+  description: EngineDescription;
+  ledger: readonly LedgerEntry[];
+  /** Null when the run completed. */
+  stop: RunStop | null;
+  /** Why the native bundle could not be read at all, when it could not. */
+  nativeUnreadable: string | null;
+  /** Contracts used, by id; filled in as comparisons are made. */
+  contracts: Record<string, Contract>;
+  chunkBytes?: number;
+  onCompared?: (done: number, total: number) => void;
+}
+
+export interface CaseJudgement {
+  verdicts: BoundaryVerdict[];
+  counts: VerdictCounts;
+  compared: number;
+  /** The first evidence read failure (a digest mismatch, a truncated file), if any. */
+  unreadable: string | null;
+}
+
+export function contractIdOf(contract: Contract): string {
+  return createHash('sha256').update(canonicalJson(contract)).digest('hex').slice(0, 16);
+}
+
+function recordOf(comparison: BoundaryComparison, contracts: Record<string, Contract>): ComparisonRecord {
+  const { contract, ...rest } = comparison;
+  const contractId = contractIdOf(contract);
+  contracts[contractId] ??= contract;
+  return { ...rest, contractId, gap: comparison.gap ?? null };
+}
+
+function describeError(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+interface Slot {
+  pass: PassEntry;
+  name: string;
+  stage: string;
+  inReference: boolean;
+  inNative: boolean;
+  catalogueIndex: number | null;
+  /** Position among the pass's rows before sorting (keeps undeclared rows in their order). */
+  order: number;
+}
+
+function catalogueStance(boundary: EngineBoundary | undefined, pass: PassEntry, facts: PassFacts): CatalogueStance {
+  if (boundary === undefined) return 'undeclared';
+  return isEmittedIn(boundary, pass.kind, pass.mode ?? '', facts) ? 'emitted' : 'not_emitted';
+}
+
+/** The reference model's end-of-audio code (docs/reference-model.md): code 0 == 32 ends an audio run. */
+const END_OF_AUDIO_CODE = 32;
+
+/**
+ * What the emit kinds `prefill_audio_in` and `audio_frame` depend on, read from the reference
+ * (the case's truth): whether its inputs include `pcm_in`, and whether a pass's audio frame was
+ * end-of-audio (`depth.codes[0] == 32`). When the reference cannot tell, a frame counts as not
+ * end-of-audio, so an `audio_frame` boundary native failed to emit is a FAIL, never a gap.
+ */
+async function passFactsOf(reference: TraceBundle, description: EngineDescription): Promise<Map<number, PassFacts>> {
+  const pcmIn = reference.input('pcm_in') !== undefined;
+  const needsFrames = description.boundaries.some((boundary) => boundary.emit === 'audio_frame');
+  const facts = new Map<number, PassFacts>();
+  for (const pass of reference.passes) {
+    let endOfAudio = false;
+    const codes = needsFrames && pass.mode === 'audio' ? reference.boundary(pass.index, 'depth.codes') : undefined;
+    if (codes !== undefined && codes.dtype === 'I32' && codes.byte_length >= 4) {
+      const tensor = await reference.readBoundary(pass.index, 'depth.codes');
+      endOfAudio = new DataView(tensor.data.buffer, tensor.data.byteOffset, tensor.data.byteLength).getInt32(0, true) === END_OF_AUDIO_CODE;
+    }
+    facts.set(pass.index, { pcmIn, endOfAudio });
+  }
+  return facts;
+}
+
+/** Every row of the case, in execution order: pass, then catalogue order. */
+function slotsOf(input: CaseJudgeInput, catalogue: ReadonlyMap<string, number>): Slot[] {
+  const slots: Slot[] = [];
+  const passes = new Map<number, PassEntry>();
+  for (const pass of input.reference.passes) passes.set(pass.index, pass);
+  for (const pass of input.native?.passes ?? []) if (!passes.has(pass.index)) passes.set(pass.index, pass);
+  for (const index of [...passes.keys()].sort((a, b) => a - b)) {
+    const referencePass = input.reference.passes.find((pass) => pass.index === index);
+    const nativePass = input.native?.passes.find((pass) => pass.index === index);
+    const pass = referencePass ?? (nativePass as PassEntry);
+    const rows: Slot[] = [];
+    const seen = new Set<string>();
+    for (const entry of referencePass?.boundaries ?? []) {
+      seen.add(entry.name);
+      rows.push({
+        pass,
+        name: entry.name,
+        stage: entry.stage,
+        inReference: true,
+        inNative: nativePass?.boundaries.some((other) => other.name === entry.name) ?? false,
+        catalogueIndex: catalogue.get(entry.name) ?? null,
+        order: rows.length,
+      });
+    }
+    for (const entry of nativePass?.boundaries ?? []) {
+      if (seen.has(entry.name)) continue;
+      rows.push({ pass, name: entry.name, stage: entry.stage, inReference: false, inNative: true, catalogueIndex: catalogue.get(entry.name) ?? null, order: rows.length });
+    }
+    const key = (slot: Slot): number => slot.catalogueIndex ?? Number.MAX_SAFE_INTEGER;
+    rows.sort((a, b) => key(a) - key(b) || a.order - b.order);
+    slots.push(...rows);
+  }
+  return slots;
+}
+
+export async function judgeCase(input: CaseJudgeInput): Promise<CaseJudgement> {
+  const catalogue = new Map(input.description.boundaries.map((boundary, index) => [boundary.name, index]));
+  const catalogueByName = new Map(input.description.boundaries.map((boundary) => [boundary.name, boundary]));
+  const slots = slotsOf(input, catalogue);
+  const passFacts = await passFactsOf(input.reference, input.description);
+  const verdicts: BoundaryVerdict[] = [];
+  const counts = emptyCounts();
+  let compared = 0;
+  let unreadable: string | null = input.nativeUnreadable;
+  const { native, reference, oracle } = input;
+
+  for (const [done, slot] of slots.entries()) {
+    const started = performance.now();
+    const passIndex = slot.pass.index;
+    let referenceComparison: BoundaryComparison | null = null;
+    let oracleComparison: BoundaryComparison | null = null;
+    let oracleSide: OracleSide = 'not_compared';
+    let slotUnreadable: string | null = null;
+
+    if (input.nativeUnreadable !== null && slot.inReference) {
+      slotUnreadable = `the native bundle cannot be read: ${input.nativeUnreadable}`;
+    } else if (slot.inReference && slot.inNative && native !== null) {
+      const oracleHas = oracle !== null && oracle.boundary(passIndex, slot.name) !== undefined;
+      try {
+        referenceComparison = await compareBoundary(
+          { native, reference, oracle: oracleHas ? oracle : null },
+          passIndex,
+          slot.name,
+          input.chunkBytes !== undefined ? { chunkBytes: input.chunkBytes } : {},
+        );
+        compared += 1;
+        if (oracle === null) {
+          oracleSide = 'absent';
+        } else if (!oracleHas) {
+          oracleSide = 'lacks';
+        } else {
+          oracleComparison = await compareBoundary(
+            { native, reference: oracle },
+            passIndex,
+            slot.name,
+            input.chunkBytes !== undefined ? { chunkBytes: input.chunkBytes } : {},
+          );
+          oracleSide = 'compared';
+        }
+      } catch (error) {
+        if (!(error instanceof BundleError)) throw error;
+        slotUnreadable = describeError(error);
+      }
+    } else if (oracle === null) {
+      oracleSide = 'absent';
+    }
+    if (slotUnreadable !== null && unreadable === null) unreadable = slotUnreadable;
+
+    const stop = input.stop;
+    const unreached = !slot.inNative && stop !== null && passIndex >= stop.pass ? stop.description : null;
+    const ledger = slot.inReference ? findLedgerEntry(input.ledger, input.caseId, passIndex, slot.name) : null;
+    const judgement = judgeBoundary({
+      caseId: input.caseId,
+      pass: passIndex,
+      boundary: slot.name,
+      inReference: slot.inReference,
+      inNative: slot.inNative,
+      catalogue: catalogueStance(catalogueByName.get(slot.name), slot.pass, passFacts.get(passIndex) ?? { pcmIn: input.reference.input('pcm_in') !== undefined, endOfAudio: false }),
+      unreachedBecause: unreached,
+      unreadable: slotUnreadable,
+      reference: referenceComparison,
+      oracleSide,
+      oracle: oracleComparison,
+      ledger,
+    });
+    counts[judgement.verdict] += 1;
+    verdicts.push({
+      case: input.caseId,
+      pass: passIndex,
+      boundary: slot.name,
+      stage: slot.stage,
+      catalogueIndex: slot.catalogueIndex,
+      verdict: judgement.verdict,
+      kind: judgement.kind,
+      reason: judgement.reason,
+      gapId: judgement.gapId,
+      ledgerId: ledger?.id ?? null,
+      inReference: slot.inReference,
+      inNative: slot.inNative,
+      reference: referenceComparison === null ? null : recordOf(referenceComparison, input.contracts),
+      oracleSide,
+      oracle: oracleComparison === null ? null : recordOf(oracleComparison, input.contracts),
+      durationMs: performance.now() - started,
+    });
+    input.onCompared?.(done + 1, slots.length);
+  }
+  return { verdicts, counts, compared, unreadable };
+}

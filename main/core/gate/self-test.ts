@@ -1,0 +1,741 @@
+// The perturbation self-test (anti-placebo, docs/self-test.md): proves the gate sees what it
+// claims to see. It runs the real gate (runGate) with the reference engine
+//   - once clean over every committed case: it must PASS (FIDELITY: OK, OVERALL: PASSED);
+//   - once per deliberate perturbation the engine lists (`perturb.*`, ti_describe().options):
+//     each must FAIL, and its first divergence must be exactly the case / pass / boundary (and
+//     failure kind) where the perturbation first shows, per the table below;
+// and then perturbs single records of copies of the clean native bundles on the host side
+// (record-perturbations.ts) and proves the comparator flags exactly that pass and boundary, and
+// nothing else, with the right kind.
+//
+// The self-test passes only if every check passes. A perturbation the engine lists without an
+// expectation, or an expectation naming an option the engine does not list, fails it too: a
+// perturbation nobody checks proves nothing.
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { EngineLoadError } from '../../../engine/host/engine-errors.ts';
+import { EngineHost, type Isolation } from '../../../engine/host/engine-host.ts';
+import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIO } from '../../cli/cli-io.ts';
+import { openBundle, type TraceBundle } from '../bundle/bundle-reader.ts';
+import { compareBoundary } from '../compare/compare-boundary.ts';
+import { embeddedDefaults } from '../tool/tool-info.ts';
+import { runGate } from './gate-run.ts';
+import type { FailureKind, GateResult } from './gate-types.ts';
+import {
+  applyRecordPerturbation,
+  copyBundle,
+  EXPECTED_KINDS,
+  type RecordPerturbation,
+  type RecordPerturbationKind,
+} from './record-perturbations.ts';
+import { failureKind } from './verdicts.ts';
+
+// ---- the expectations -----------------------------------------------------------------------
+
+/** Where a deliberate engine perturbation first shows. */
+export interface EnginePerturbationExpectation {
+  /** The engine option, set to "1" for the run. */
+  option: string;
+  /** The committed case run with it (fixtures/bundles/<case>). */
+  case: string;
+  pass: number;
+  boundary: string;
+  /** The failure kind the gate must give there; omitted: any kind. */
+  kind?: FailureKind;
+  /** Why it first shows there (docs/reference-model.md and the case's pass modes). */
+  why: string;
+  /** Run without forcing rounding decisions (the capture's default forces them). */
+  freeRounding?: boolean;
+}
+
+/**
+ * One line per `perturb.*` option of the reference engine. Each names the cheapest committed
+ * case (11 passes rather than 21, no pcm_in when the stage does not need it) where the
+ * perturbation shows, and the first (pass, boundary) in execution order where it must. Derived
+ * from the engine's option docs, docs/reference-model.md, docs/reference-model-audio.md, the
+ * contracts and the fixtures' pass modes (greedy, topk_ties, nan_inf: text 0-5 then audio;
+ * prefill_1tok: a 1-token prefill, audio from pass 0; clipped: pcm_in, audio from pass 0);
+ * verified by running. Never loosen one to make it pass: if the gate shows a perturbation
+ * elsewhere, find out why.
+ */
+export const ENGINE_PERTURBATIONS: readonly EnginePerturbationExpectation[] = [
+  {
+    option: 'perturb.depth_in_transposed',
+    case: 'prefill_1tok',
+    pass: 0,
+    boundary: 'depth.in',
+    kind: 'layout',
+    why: 'prefill_1tok is audio from pass 0: the depth.linear output is the first thing the layout bug touches, and it holds the reference values in transposed memory order',
+  },
+  {
+    option: 'perturb.sampler_walk_sorted',
+    case: 'greedy',
+    pass: 0,
+    boundary: 'sampler.text.prefix',
+    kind: 'value',
+    why: 'the first sampler call is the text sampler of pass 0; greedy keeps the two tied maxima, so walking them in sorted instead of index order changes the prefix sums (sum is unchanged)',
+  },
+  {
+    option: 'perturb.kv_position_off_by_one',
+    case: 'greedy',
+    pass: 1,
+    boundary: 'backbone.l2.k_append',
+    kind: 'value',
+    why: 'prefill is unaffected; the first decode rotates its key at cursor + 1 in the first attention layer (l2), before kv_len',
+  },
+  {
+    option: 'perturb.conv_carry_off_by_one',
+    case: 'greedy',
+    pass: 0,
+    boundary: 'backbone.l0.conv_carry',
+    kind: 'value',
+    why: 'the carry of the first ShortConv layer after the 5-token prefill keeps Bx columns t-3, t-2 instead of t-2, t-1',
+  },
+  {
+    option: 'perturb.depth_kv_not_reset',
+    case: 'prefill_1tok',
+    pass: 1,
+    boundary: 'depth.cb0.l0.out',
+    kind: 'value',
+    why: 'the second audio frame (pass 1 in prefill_1tok) is the first whose Depthformer cache still holds an earlier frame; depth.cb0.in does not attend, its first block does',
+  },
+  {
+    option: 'perturb.tie_order_reversed',
+    case: 'greedy',
+    pass: 0,
+    boundary: 'sampler.text.order',
+    kind: 'tie_order',
+    why: 'the text logits of pass 0 hold exact ties (embed_tokens rows 64..127 come in equal pairs): the order lists them by descending index',
+  },
+  {
+    option: 'perturb.prng_double_advance',
+    case: 'topk_ties',
+    pass: 0,
+    boundary: 'sampler.text.target',
+    kind: 'value',
+    why: 'the first stochastic sampler call is the text sampler of pass 0 (topk_ties samples; greedy never draws): prng_before is still [seed, 0], the draw u and so target differ',
+  },
+  {
+    option: 'perturb.carry_init_negative_zero',
+    case: 'prefill_1tok',
+    pass: 0,
+    boundary: 'backbone.l0.conv_carry',
+    kind: 'signed_zero',
+    why: 'only a 1-token prefill keeps an initial carry column: row 0 of the carry after pass 0 is -0.0 where the contract says signed zeros must match',
+  },
+  {
+    option: 'perturb.nan_to_zero',
+    case: 'nan_inf',
+    pass: 0,
+    boundary: 'backbone.embed',
+    kind: 'nan_vs_number',
+    why: 'nan_inf is the only case whose audio_in_embeds hold a NaN (row 1 element 5): modality assembly replaces it with 0',
+  },
+  {
+    option: 'perturb.audio_embed_mean',
+    case: 'prefill_1tok',
+    pass: 1,
+    boundary: 'backbone.embed',
+    kind: 'value',
+    why: 'the first pass that embeds an audio frame is the one after the first audio pass: pass 1 in prefill_1tok (audio from pass 0)',
+  },
+  {
+    option: 'perturb.backbone_rope_interleaved',
+    case: 'greedy',
+    pass: 0,
+    boundary: 'backbone.l2.k_append',
+    kind: 'value',
+    why: 'the first RoPE is on the keys of the first attention layer (l2) in the 5-token prefill; position 0 is a rotation by 0 but positions 1-4 differ',
+  },
+  {
+    option: 'perturb.logits_bf16_truncate',
+    case: 'greedy',
+    pass: 0,
+    boundary: 'backbone.logits',
+    kind: 'value',
+    why: 'the logits of the prefill are the first logits; everything before them is untouched',
+  },
+  {
+    option: 'perturb.frontend_periodic_window',
+    case: 'clipped',
+    pass: 0,
+    boundary: 'frontend.frames',
+    kind: 'value',
+    why: 'the analysis window multiplies the padded samples into frames: resampled and preemph are untouched, frames is the first product (clipped is a pcm_in case whose signal is non-zero, unlike silence where any window gives zeros)',
+  },
+  {
+    option: 'perturb.frontend_biased_std',
+    case: 'clipped',
+    pass: 0,
+    boundary: 'frontend.std',
+    kind: 'value',
+    why: 'mean is unchanged; the standard deviation divides by N instead of N - 1 (N = 50 frames in clipped): the std shrinks by about 1 %, far outside its float32 bound',
+  },
+  {
+    option: 'perturb.features_bf16_truncate',
+    case: 'clipped',
+    pass: 0,
+    boundary: 'encoder.subsampling',
+    kind: 'value',
+    freeRounding: true,
+    why: 'truncation and round-to-nearest-even differ by at most one bf16 ULP, which the contract of frontend.features allows (max_ulp 1: a value within the float32 bound may round to the neighbouring bf16), so the features pass; by default the capture forces the reference features downstream (a rounding decision), which hides a one-ULP rounding-mode error entirely, so this check runs with free rounding: the encoder then reads the engine\'s own features and its first boundary is where the change shows',
+  },
+  {
+    option: 'perturb.rel_shift_off_by_one',
+    case: 'clipped',
+    pass: 0,
+    boundary: 'encoder.b0.attn_probs',
+    kind: 'value',
+    why: 'block 0 emits ffn1 (untouched) then the attention probabilities, the first values computed from the shifted relative scores',
+  },
+  {
+    option: 'perturb.conformer_causal_conv',
+    case: 'clipped',
+    pass: 0,
+    boundary: 'encoder.b0.conv_bn',
+    kind: 'value',
+    why: 'conv_glu is before the depthwise conv; conv_bn (after the padded depthwise conv and BatchNorm) is the first boundary after it',
+  },
+  {
+    option: 'perturb.detok_embed_sum',
+    case: 'prefill_1tok',
+    pass: 0,
+    boundary: 'detok.embed',
+    kind: 'value',
+    why: 'prefill_1tok is audio from pass 0 and its first frame is not end-of-audio: the detokenizer\'s fused embedding (sum instead of mean) is its first boundary',
+  },
+  {
+    option: 'perturb.skip_envelope_division',
+    case: 'prefill_1tok',
+    pass: 0,
+    boundary: 'detok.pcm',
+    kind: 'value',
+    why: 'the first detokenized frame emits its first 1440 samples without dividing by the window^2 envelope; everything before detok.pcm is untouched',
+  },
+  {
+    option: 'perturb.ola_state_reset',
+    case: 'prefill_1tok',
+    pass: 1,
+    boundary: 'detok.pcm',
+    kind: 'nan_vs_number',
+    why: 'the first frame is right (its pending ola and envelope are recorded before the reset); the second detokenized frame (pass 1) adds onto zeroed state, and where only its own periodic Hann window overlaps at its first sample (window[0] = 0) the envelope is 0: ola / env = 0 / 0 = NaN where the reference has a number',
+  },
+];
+
+/** A host-side perturbation of one record of a clean native bundle. */
+export interface RecordPerturbationExpectation extends RecordPerturbation {
+  /** The committed case whose clean native bundle is copied and perturbed. */
+  case: string;
+  /** The failure kinds the comparator may rightly give; default EXPECTED_KINDS[kind]. */
+  kinds?: readonly FailureKind[];
+}
+
+export const RECORD_PERTURBATIONS: readonly RecordPerturbationExpectation[] = [
+  { kind: 'transpose_2d', case: 'greedy', pass: 6, boundary: 'depth.in' },
+  { kind: 'round_bf16', case: 'greedy', pass: 3, boundary: 'backbone.final_norm' },
+  { kind: 'flip_bit', case: 'greedy', pass: 2, boundary: 'backbone.l1.mixer_out' },
+  { kind: 'swap_token', case: 'greedy', pass: 4, boundary: 'sampler.text.token' },
+];
+
+// ---- results --------------------------------------------------------------------------------
+
+export type SelfTestCheckKind = 'coverage' | 'clean' | 'engine_perturbation' | 'record_perturbation';
+
+/** Where a run first diverged (or the spot a check expected). */
+export interface DivergenceSpot {
+  case: string;
+  pass: number;
+  boundary: string;
+  kind: FailureKind | null;
+}
+
+export interface SelfTestCheck {
+  kind: SelfTestCheckKind;
+  /** "clean", the option name, or "record:<kind>". */
+  name: string;
+  /** Cases the check ran. */
+  cases: string[];
+  expected: string;
+  observed: string;
+  passed: boolean;
+  durationMs: number;
+  /** For perturbation checks: the spot expected and the first divergence observed (null: none). */
+  expectedSpot: DivergenceSpot | null;
+  observedSpot: DivergenceSpot | null;
+  /** The gate's seal lines, for gate runs. */
+  seals: string[];
+  /** The gate's work folder or the perturbed bundle, to look at. */
+  evidence: string | null;
+}
+
+export interface SelfTestResult {
+  passed: boolean;
+  library: string;
+  /** The engine's perturb.* options, as it lists them. */
+  perturbations: string[];
+  checks: SelfTestCheck[];
+  durationMs: number;
+}
+
+export type SelfTestProgress =
+  | { kind: 'start'; checks: number }
+  | { kind: 'check'; check: SelfTestCheck; done: number; total: number };
+
+export interface SelfTestOptions {
+  /** Engine library; default the built reference engine. */
+  library?: string;
+  /** A fresh or empty folder for every run's native bundles (kept: it is the evidence). */
+  workDir: string;
+  progress?: (event: SelfTestProgress) => void;
+  /** Folder of <case>/{reference,oracle-f64}; default the committed fixtures. */
+  bundlesDir?: string;
+  /** Replaces ENGINE_PERTURBATIONS (tests use it to prove a wrong expectation fails). */
+  enginePerturbations?: readonly EnginePerturbationExpectation[];
+  /** Replaces RECORD_PERTURBATIONS. */
+  recordPerturbations?: readonly RecordPerturbationExpectation[];
+  /** Require an expectation for every perturb.* option the engine lists (default true). */
+  requireCoverage?: boolean;
+  /** Cases of the clean run (default every committed case; tests narrow it to save time). */
+  cleanCases?: readonly string[];
+  /** Default 'process' (the gate's default path). */
+  isolation?: Isolation;
+  passTimeoutMs?: number;
+  /** Gate runs at once (default: the machine's available parallelism, at least 2). */
+  concurrency?: number;
+}
+
+/** The self-test cannot run as asked (exit 2). */
+export class SelfTestUsageError extends Error {
+  override name = 'SelfTestUsageError';
+}
+
+// ---- helpers ---------------------------------------------------------------------------------
+
+function spotText(spot: DivergenceSpot | null): string {
+  if (spot === null) return 'no divergence';
+  return `${spot.case} pass ${spot.pass} ${spot.boundary}${spot.kind === null ? '' : ` (${spot.kind})`}`;
+}
+
+function sameSpot(expected: DivergenceSpot, observed: DivergenceSpot | null, kinds: readonly FailureKind[] | null): boolean {
+  return (
+    observed !== null &&
+    observed.case === expected.case &&
+    observed.pass === expected.pass &&
+    observed.boundary === expected.boundary &&
+    (kinds === null || (observed.kind !== null && kinds.includes(observed.kind)))
+  );
+}
+
+function firstDivergenceOf(result: GateResult): DivergenceSpot | null {
+  const ref = result.firstDivergence;
+  if (ref === null) return null;
+  const verdict = result.cases.find((item) => item.id === ref.case)?.verdicts[ref.index];
+  if (verdict === undefined) return null;
+  return { case: ref.case, pass: verdict.pass, boundary: verdict.boundary, kind: verdict.kind };
+}
+
+/** Runs `tasks` with at most `limit` at once, keeping their order. */
+async function pool<T>(tasks: readonly (() => Promise<T>)[], limit: number): Promise<T[]> {
+  const results: T[] = new Array<T>(tasks.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < tasks.length) {
+      const index = next;
+      next += 1;
+      results[index] = await (tasks[index] as () => Promise<T>)();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, tasks.length)) }, worker));
+  return results;
+}
+
+function safeName(text: string): string {
+  return text.replace(/[^A-Za-z0-9._-]+/g, '_');
+}
+
+async function assertFreshWorkDir(dir: string): Promise<void> {
+  try {
+    const entries = await readdir(dir);
+    if (entries.length > 0) throw new SelfTestUsageError(`${dir} exists and is not empty; the self-test writes its runs into a fresh folder`);
+  } catch (error) {
+    if (error instanceof SelfTestUsageError) throw error;
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  await mkdir(dir, { recursive: true });
+}
+
+/** Every committed case: a folder with reference/ (and oracle-f64/ when there is one). */
+async function committedCases(bundlesDir: string): Promise<string[]> {
+  let names: string[];
+  try {
+    names = (await readdir(bundlesDir)).sort();
+  } catch {
+    throw new SelfTestUsageError(`the cases folder ${bundlesDir} cannot be read`);
+  }
+  const cases = names.filter((name) => existsSync(join(bundlesDir, name, 'reference', 'manifest.json')));
+  if (cases.length === 0) throw new SelfTestUsageError(`${bundlesDir} holds no <case>/reference bundle`);
+  return cases;
+}
+
+async function enginePerturbationOptions(library: string, isolation: Isolation): Promise<string[]> {
+  const host = await EngineHost.start({ library, isolation });
+  try {
+    return host.description.options.map((option) => option.name).filter((name) => name.startsWith('perturb.'));
+  } finally {
+    await host.close().catch(() => undefined);
+  }
+}
+
+// ---- the checks ------------------------------------------------------------------------------
+
+interface GateRunSpec {
+  name: string;
+  kind: 'clean' | 'engine_perturbation';
+  cases: string[];
+  engineOptions: Record<string, string>;
+  expectation: EnginePerturbationExpectation | null;
+}
+
+async function runGateCheck(spec: GateRunSpec, context: CheckContext): Promise<{ check: SelfTestCheck; result: GateResult | null }> {
+  const started = performance.now();
+  const workDir = join(context.workDir, spec.kind === 'clean' ? 'clean' : join('engine', safeName(spec.name)));
+  const expectedSpot: DivergenceSpot | null =
+    spec.expectation === null
+      ? null
+      : { case: spec.expectation.case, pass: spec.expectation.pass, boundary: spec.expectation.boundary, kind: spec.expectation.kind ?? null };
+  const expected = spec.kind === 'clean' ? 'FIDELITY: OK, OVERALL: PASSED' : `FAIL, first divergence at ${spotText(expectedSpot)}`;
+  let result: GateResult | null = null;
+  let observed: string;
+  let observedSpot: DivergenceSpot | null = null;
+  let passed = false;
+  try {
+    result = await runGate({
+      library: context.library,
+      cases: spec.cases.map((caseId) => {
+        const oracleDir = join(context.bundlesDir, caseId, 'oracle-f64');
+        return { referenceDir: join(context.bundlesDir, caseId, 'reference'), oracleDir: existsSync(join(oracleDir, 'manifest.json')) ? oracleDir : null };
+      }),
+      strict: false,
+      isolation: context.isolation,
+      passTimeoutMs: context.passTimeoutMs,
+      engineOptions: spec.engineOptions,
+      teacherForce: false,
+      isolate: false,
+      ...(spec.expectation?.freeRounding ? { forceRoundingDecisions: false } : {}),
+      workDir,
+      ledgerFile: null,
+      command: `trace-inspector --gate --self-test (${spec.name})`,
+    });
+    observedSpot = firstDivergenceOf(result);
+    const seals = `FIDELITY: ${result.seals.fidelity}, OVERALL: ${result.seals.overall}${result.seals.reason ? ` reason=${result.seals.reason}` : ''}`;
+    if (spec.kind === 'clean') {
+      passed = result.seals.fidelity === 'OK' && result.seals.overall === 'PASSED' && result.compared > 0;
+      observed = observedSpot === null ? seals : `${seals}; first divergence at ${spotText(observedSpot)}`;
+    } else {
+      const expectation = spec.expectation as EnginePerturbationExpectation;
+      const kinds = expectation.kind === undefined ? null : [expectation.kind];
+      passed =
+        result.seals.fidelity === 'FAIL' &&
+        result.seals.reason === 'boundary_failures' &&
+        sameSpot(expectedSpot as DivergenceSpot, observedSpot, kinds);
+      observed = result.seals.fidelity === 'FAIL' ? `${seals}, first divergence at ${spotText(observedSpot)}` : `${seals}: the perturbation was NOT caught`;
+    }
+  } catch (error) {
+    observed = `the gate could not run: ${error instanceof Error ? error.message : String(error)}`;
+  }
+  return {
+    result,
+    check: {
+      kind: spec.kind,
+      name: spec.name,
+      cases: spec.cases,
+      expected,
+      observed,
+      passed,
+      durationMs: performance.now() - started,
+      expectedSpot,
+      observedSpot,
+      seals: result?.seals.lines ?? [],
+      evidence: workDir,
+    },
+  };
+}
+
+async function runRecordCheck(expectation: RecordPerturbationExpectation, clean: GateResult | null, context: CheckContext): Promise<SelfTestCheck> {
+  const started = performance.now();
+  const kinds = expectation.kinds ?? EXPECTED_KINDS[expectation.kind];
+  const name = `record:${expectation.kind}`;
+  const expectedSpot: DivergenceSpot = { case: expectation.case, pass: expectation.pass, boundary: expectation.boundary, kind: kinds[0] ?? null };
+  const expected = `only ${expectation.case} pass ${expectation.pass} ${expectation.boundary} fails (${kinds.join(' or ')})`;
+  const dest = join(context.workDir, 'records', safeName(`${expectation.kind}-${expectation.case}-p${expectation.pass}-${expectation.boundary}`));
+  const base = { kind: 'record_perturbation' as const, name, cases: [expectation.case], expected, expectedSpot, seals: [], evidence: dest };
+  const nativeDir = clean?.cases.find((item) => item.id === expectation.case)?.nativeDir ?? null;
+  if (nativeDir === null) {
+    return { ...base, observed: `no clean native bundle of case ${expectation.case} to perturb (the clean run did not produce one)`, passed: false, durationMs: performance.now() - started, observedSpot: null };
+  }
+  let native: TraceBundle | null = null;
+  let reference: TraceBundle | null = null;
+  try {
+    await copyBundle(nativeDir, dest);
+    const applied = await applyRecordPerturbation(dest, expectation);
+    native = await openBundle(dest);
+    reference = await openBundle(join(context.bundlesDir, expectation.case, 'reference'), { verify: 'none' });
+    const failures: DivergenceSpot[] = [];
+    for (const pass of reference.passes) {
+      for (const entry of pass.boundaries) {
+        if (native.boundary(pass.index, entry.name) === undefined) {
+          failures.push({ case: expectation.case, pass: pass.index, boundary: entry.name, kind: 'missing' });
+          continue;
+        }
+        const comparison = await compareBoundary({ native, reference }, pass.index, entry.name);
+        if (comparison.outcome === 'fail') failures.push({ case: expectation.case, pass: pass.index, boundary: entry.name, kind: failureKind(comparison) });
+      }
+    }
+    const first = failures[0] ?? null;
+    const passed = failures.length === 1 && sameSpot(expectedSpot, first, kinds);
+    const observed =
+      failures.length === 0
+        ? `${applied.detail}: NOT caught, every boundary passed`
+        : `${applied.detail}: ${failures.length} failing boundar${failures.length === 1 ? 'y' : 'ies'}, first ${spotText(first)}` +
+          (failures.length > 1 ? `; also ${failures.slice(1, 4).map(spotText).join(', ')}${failures.length > 4 ? ', ...' : ''}` : '');
+    return { ...base, observed, passed, durationMs: performance.now() - started, observedSpot: first };
+  } catch (error) {
+    return { ...base, observed: `could not run: ${error instanceof Error ? error.message : String(error)}`, passed: false, durationMs: performance.now() - started, observedSpot: null };
+  } finally {
+    await Promise.all([native?.close(), reference?.close()]);
+  }
+}
+
+interface CheckContext {
+  library: string;
+  workDir: string;
+  bundlesDir: string;
+  isolation: Isolation;
+  passTimeoutMs: number;
+}
+
+function coverageCheck(listed: readonly string[], expectations: readonly EnginePerturbationExpectation[]): SelfTestCheck {
+  const expectedOptions = new Set(expectations.map((item) => item.option));
+  const unchecked = listed.filter((option) => !expectedOptions.has(option));
+  const unknown = [...expectedOptions].filter((option) => !listed.includes(option));
+  const problems = [
+    ...(unchecked.length > 0 ? [`listed by the engine but never checked: ${unchecked.join(', ')}`] : []),
+    ...(unknown.length > 0 ? [`expected but not listed by the engine: ${unknown.join(', ')}`] : []),
+  ];
+  return {
+    kind: 'coverage',
+    name: 'coverage',
+    cases: [],
+    expected: 'every perturb.* option the engine lists has an expectation, and every expectation names one it lists',
+    observed: problems.length === 0 ? `${listed.length} options, each checked` : problems.join('; '),
+    passed: problems.length === 0 && listed.length > 0,
+    durationMs: 0,
+    expectedSpot: null,
+    observedSpot: null,
+    seals: [],
+    evidence: null,
+  };
+}
+
+// ---- the self-test ---------------------------------------------------------------------------
+
+export async function runSelfTest(options: SelfTestOptions): Promise<SelfTestResult> {
+  const started = performance.now();
+  const defaults = embeddedDefaults();
+  const library = resolve(options.library ?? defaults.engineLibrary);
+  const bundlesDir = resolve(options.bundlesDir ?? defaults.bundlesDir);
+  const workDir = resolve(options.workDir);
+  const isolation = options.isolation ?? 'process';
+  const enginePerturbations = options.enginePerturbations ?? ENGINE_PERTURBATIONS;
+  const recordPerturbations = options.recordPerturbations ?? RECORD_PERTURBATIONS;
+  const context: CheckContext = { library, workDir, bundlesDir, isolation, passTimeoutMs: options.passTimeoutMs ?? 60_000 };
+
+  const concurrency = options.concurrency ?? Math.max(2, availableParallelism());
+  await assertFreshWorkDir(workDir);
+  const cases = await committedCases(bundlesDir);
+  for (const expectation of [...enginePerturbations, ...recordPerturbations]) {
+    if (!cases.includes(expectation.case)) throw new SelfTestUsageError(`an expectation names case "${expectation.case}", which ${bundlesDir} does not hold`);
+  }
+  const listed = await enginePerturbationOptions(library, isolation);
+
+  const total = (options.requireCoverage ?? true ? 1 : 0) + 1 + enginePerturbations.length + recordPerturbations.length;
+  options.progress?.({ kind: 'start', checks: total });
+  const checks: SelfTestCheck[] = [];
+  const report = (check: SelfTestCheck): void => {
+    checks.push(check);
+    options.progress?.({ kind: 'check', check, done: checks.length, total });
+  };
+  if (options.requireCoverage ?? true) report(coverageCheck(listed, enginePerturbations));
+
+  // The clean run and every engine perturbation are independent gate runs: a few at once.
+  const cleanCases = options.cleanCases === undefined ? cases : [...options.cleanCases];
+  for (const caseId of cleanCases) if (!cases.includes(caseId)) throw new SelfTestUsageError(`clean case "${caseId}" is not in ${bundlesDir}`);
+  for (const expectation of recordPerturbations) {
+    if (!cleanCases.includes(expectation.case)) throw new SelfTestUsageError(`record perturbation ${expectation.kind} needs case "${expectation.case}" in the clean run`);
+  }
+  const specs: GateRunSpec[] = [
+    { name: 'clean', kind: 'clean', cases: cleanCases, engineOptions: {}, expectation: null },
+    ...enginePerturbations.map((expectation, index): GateRunSpec => ({
+      name: enginePerturbations.findIndex((other) => other.option === expectation.option) === index ? expectation.option : `${expectation.option}#${index}`,
+      kind: 'engine_perturbation',
+      cases: [expectation.case],
+      engineOptions: { [expectation.option]: '1' },
+      expectation,
+    })),
+  ];
+  let clean: GateResult | null = null;
+  await pool(
+    specs.map((spec) => async () => {
+      const { check, result } = await runGateCheck(spec, context);
+      if (spec.kind === 'clean') clean = result;
+      report(check);
+      return check;
+    }),
+    concurrency,
+  );
+
+  // Host-side record perturbations of copies of the clean native bundles.
+  await pool(
+    recordPerturbations.map((expectation) => async () => {
+      const check = await runRecordCheck(expectation, clean, context);
+      report(check);
+      return check;
+    }),
+    concurrency,
+  );
+
+  const order: Record<SelfTestCheckKind, number> = { coverage: 0, clean: 1, engine_perturbation: 2, record_perturbation: 3 };
+  const names = [...enginePerturbations.map((item) => item.option), ...recordPerturbations.map((item) => `record:${item.kind}`)];
+  checks.sort((a, b) => order[a.kind] - order[b.kind] || names.indexOf(a.name.replace(/#\d+$/, '')) - names.indexOf(b.name.replace(/#\d+$/, '')));
+  return {
+    passed: checks.length === total && checks.every((check) => check.passed),
+    library,
+    perturbations: listed,
+    checks,
+    durationMs: performance.now() - started,
+  };
+}
+
+// ---- the report ------------------------------------------------------------------------------
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** The human table: one line per check, then `SELF-TEST: PASSED | FAILED` last. */
+export function formatSelfTestReport(result: SelfTestResult): string {
+  const rows = result.checks.map((check) => [
+    check.passed ? 'ok' : 'FAILED',
+    check.name,
+    check.kind === 'clean' ? `${check.cases.length} cases` : check.cases.join(','),
+    check.kind === 'engine_perturbation' || check.kind === 'record_perturbation' ? spotText(check.expectedSpot).replace(/^\S+ /, '') : check.expected,
+    check.kind === 'engine_perturbation' || check.kind === 'record_perturbation'
+      ? check.passed
+        ? spotText(check.observedSpot).replace(/^\S+ /, '')
+        : check.observed
+      : check.observed,
+    seconds(check.durationMs),
+  ]);
+  const header = ['result', 'check', 'case', 'expected first divergence', 'observed', 'time'];
+  const widths = header.map((title, column) => Math.min(60, Math.max(title.length, ...rows.map((row) => (row[column] as string).length))));
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column] as number)))
+      .join('  ')
+      .trimEnd();
+  const failed = result.checks.filter((check) => !check.passed);
+  const details = failed.map((check) => `  ${check.name}: expected ${check.expected}; observed ${check.observed}${check.evidence ? ` (evidence: ${check.evidence})` : ''}`);
+  return [
+    `self-test of ${result.library}`,
+    line(header),
+    ...rows.map(line),
+    ...(details.length > 0 ? ['', 'failed checks:', ...details] : []),
+    '',
+    `SELF-TEST: ${result.passed ? 'PASSED' : 'FAILED'} (${result.checks.length - failed.length}/${result.checks.length} checks, ${seconds(result.durationMs)})`,
+  ].join('\n');
+}
+
+// ---- the command -----------------------------------------------------------------------------
+
+export const SELF_TEST_USAGE = `usage: trace-inspector --gate --self-test [--engine <lib>] [--work <dir>]
+                                        [--isolation process|thread] [--timeout <seconds>]
+
+Runs the gate with the reference engine once clean over every committed case (must pass) and
+once per deliberate perturbation the engine lists (each must fail exactly where it first shows),
+then perturbs single records of copies of the clean native bundles (each must be flagged exactly
+there, with the right kind). Exits 0 only when every check holds, 1 otherwise, 2 on bad usage.
+--work keeps every run's bundles (default: a temporary folder, removed when the self-test
+passes). See docs/self-test.md.
+`;
+
+const SelfTestArgsSchema = z.object({
+  engine: z.string().min(1, { error: '--engine: expected a library path' }).optional(),
+  work: z.string().min(1, { error: '--work: expected a folder' }).optional(),
+  isolation: z.enum(['process', 'thread'], { error: '--isolation: expected "process" or "thread"' }).default('process'),
+  timeout: z.coerce
+    .number({ error: '--timeout: expected a number of seconds' })
+    .positive({ error: '--timeout: expected a positive number of seconds' })
+    .refine(Number.isFinite, { error: '--timeout: expected a finite number of seconds' })
+    .default(60),
+});
+
+function parseSelfTestArgs(argv: readonly string[]): z.infer<typeof SelfTestArgsSchema> {
+  let values: Record<string, unknown>;
+  try {
+    ({ values } = parseArgs({
+      // `--gate --self-test` may hand its whole argv over: those two flags are the command itself.
+      args: argv.filter((arg) => arg !== '--gate' && arg !== '--self-test'),
+      options: {
+        engine: { type: 'string' },
+        work: { type: 'string' },
+        isolation: { type: 'string' },
+        timeout: { type: 'string' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (error) {
+    throw new UsageError(`--self-test: ${(error as Error).message} (the self-test takes --engine, --work, --isolation and --timeout)`);
+  }
+  const parsed = SelfTestArgsSchema.safeParse(values);
+  if (!parsed.success) throw new UsageError(`--self-test: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`);
+  return parsed.data;
+}
+
+/**
+ * `trace-inspector --gate --self-test`: prints one line per check as it completes (stderr), the
+ * table and `SELF-TEST: PASSED | FAILED` (stdout, last). Returns 0 when the self-test passes, 1
+ * when it fails; throws UsageError (exit 2) for bad flags or an unusable engine / work folder.
+ */
+export async function runSelfTestCommand(argv: readonly string[], io: CliIO): Promise<number> {
+  const args = parseSelfTestArgs(argv);
+  const library = resolve(io.cwd, args.engine ?? embeddedDefaults().engineLibrary);
+  const keep = args.work !== undefined;
+  const workDir = keep ? resolve(io.cwd, args.work as string) : await mkdtemp(join(tmpdir(), 'ti-self-test-'));
+  let result: SelfTestResult;
+  try {
+    result = await runSelfTest({
+      library,
+      workDir,
+      isolation: args.isolation,
+      passTimeoutMs: args.timeout * 1000,
+      progress: (event) => {
+        if (event.kind === 'start') io.stderr(`self-test: ${event.checks} checks, work folder ${workDir}\n`);
+        else io.stderr(`self-test: [${event.done}/${event.total}] ${event.check.passed ? 'ok    ' : 'FAILED'} ${event.check.name} (${seconds(event.check.durationMs)})\n`);
+      },
+    });
+  } catch (error) {
+    if (!keep) await rm(workDir, { recursive: true, force: true });
+    if (error instanceof SelfTestUsageError || error instanceof EngineLoadError) throw new UsageError(`--self-test: ${error.message}`);
+    throw error;
+  }
+  io.stdout(`${formatSelfTestReport(result)}\n`);
+  if (result.passed && !keep) await rm(workDir, { recursive: true, force: true });
+  else io.stdout(`evidence kept in ${workDir}\n`);
+  return result.passed ? EXIT_OK : EXIT_FAILURE;
+}

@@ -1,0 +1,258 @@
+// The gate's report faces on a hand-made result whose texts carry every character that breaks
+// a careless writer (%, CR, LF, :, ,, <, &, quotes, "]]>", a control character): the human
+// report ends with the seals, the JUnit XML parses back with one testcase per row, the Actions
+// annotations are escaped and capped, the step summary keeps its tables intact, the JSON keeps
+// non-finite statistics as strings.
+import { describe, expect, it } from 'vitest';
+import type { BoundaryComparison } from '../../main/core/compare/comparison-types.ts';
+import { emptyCounts, type BoundaryVerdict, type CaseResult, type ComparisonRecord, type GateResult, type Verdict } from '../../main/core/gate/gate-types.ts';
+import { computeSeals } from '../../main/core/gate/seals.ts';
+import { escapeCommandData, escapeCommandProperty, formatAnnotations, formatStepSummary, workflowCommand } from '../../main/core/report/github-actions.ts';
+import { formatHumanReport } from '../../main/core/report/human-report.ts';
+import { escapeXmlAttribute, escapeXmlText, formatJunit } from '../../main/core/report/junit-report.ts';
+import { serializeGateResult } from '../../main/core/report/json-report.ts';
+import { findAll, parseXml } from './mini-xml.ts';
+
+const NASTY = 'a 50% share\r\nline two: <b> & "q" \'s\' ]]> x,y \u0001 end';
+
+const noClasses = { value: 0, nan_vs_number: 0, nan_payload: 0, inf_sign: 0, signed_zero: 0, tie_order: 0, padding: 0 };
+const census = { nan: 0, posInf: 0, negInf: 0, negZero: 0, subnormal: 0, finite: 4 };
+
+function record(over: Partial<BoundaryComparison> = {}): ComparisonRecord {
+  return {
+    pass: 0,
+    boundary: 'b',
+    stage: 's',
+    dtype: 'F32',
+    shape: [4],
+    structural: null,
+    elements: 4,
+    mismatches: 0,
+    mismatchShare: 0,
+    classes: { ...noClasses },
+    census: { native: census, reference: census },
+    firstMismatch: null,
+    worst: null,
+    maxAbs: 0,
+    maxRel: 0,
+    maxUlp: 0,
+    rmse: 0,
+    required: { abs: 0, rel: 0, ulp: 0 },
+    oracle: null,
+    ties: null,
+    passed: true,
+    contractId: 'c0',
+    ...over,
+  } as ComparisonRecord;
+}
+
+function row(caseId: string, pass: number, boundary: string, verdict: Verdict, reason = 'fine'): BoundaryVerdict {
+  const failing = verdict === 'FAIL' || verdict === 'REVIEW_REQUIRED' || verdict === 'KNOWN_GAP';
+  return {
+    case: caseId,
+    pass,
+    boundary,
+    stage: 'backbone',
+    catalogueIndex: 0,
+    verdict,
+    kind: failing ? 'value' : null,
+    reason,
+    gapId: verdict === 'GAP' ? `not_in_catalogue:${boundary}` : verdict === 'KNOWN_GAP' ? 'known_gap:KG-1' : null,
+    ledgerId: verdict === 'KNOWN_GAP' ? 'KG-1' : null,
+    inReference: true,
+    inNative: true,
+    reference: failing
+      ? record({
+          mismatches: 3,
+          mismatchShare: 0.75,
+          classes: { ...noClasses, value: 3 },
+          firstMismatch: { flatIndex: 1, index: [1], native: 1, reference: 2, absError: 1, ulp: 8388608, class: 'value', mismatch: true, nativeBits: '0x0', referenceBits: '0x0' },
+          worst: { flatIndex: 2, index: [2], native: Number.NaN, reference: 2, absError: Number.NaN, ulp: Number.POSITIVE_INFINITY, class: 'nan_vs_number', mismatch: true, nativeBits: '0x7fc00000', referenceBits: '0x0' },
+          maxAbs: Number.NaN,
+          maxUlp: Number.POSITIVE_INFINITY,
+          passed: false,
+          outcome: 'fail',
+        })
+      : record(),
+    oracleSide: 'compared',
+    oracle: record(),
+    durationMs: 1.5,
+  };
+}
+
+function caseResult(id: string, verdicts: BoundaryVerdict[]): CaseResult {
+  const counts = emptyCounts();
+  for (const verdict of verdicts) counts[verdict.verdict] += 1;
+  const first = verdicts.findIndex((verdict) => verdict.verdict === 'FAIL' || verdict.verdict === 'REVIEW_REQUIRED');
+  const summary = {
+    dir: `/work/ws/fixtures/${id}/reference`,
+    manifestPath: `/work/ws/fixtures/${id}/reference/manifest.json`,
+    manifestSha256: 'a'.repeat(64),
+    subjectName: `${id}/reference/manifest.json`,
+    kind: 'reference',
+    caseDescription: NASTY,
+    precision: 'float32',
+    generator: { implementation: 'gen', revision: 'abcdef1', dirty: false },
+    runtime: { torch: '1', python: '3' },
+    createdAt: '2026-12-02T10:00:00Z',
+    passes: 4,
+    boundaries: verdicts.length,
+  };
+  return {
+    id,
+    reference: summary,
+    oracle: null,
+    weights: { path: '/w.safetensors', sha256: 'b'.repeat(64), subjectName: 'w.safetensors' },
+    nativeDir: `/work/ws/runs/${id}/native`,
+    isolatedDir: null,
+    teacherForcing: null,
+    run: { outcome: { status: 'completed', message: '', last_pass: 3, last_boundary: 'x' }, passesExpected: 4, passesCompleted: 4, signal: null, summary: '' },
+    verdicts,
+    counts,
+    compared: verdicts.length,
+    firstDivergence: first === -1 ? null : first,
+    unreadable: null,
+    gaps: [{ id: `oracle_absent:${id}`, case: id, reason: NASTY }],
+  };
+}
+
+function result(cases: CaseResult[]): GateResult {
+  const counts = emptyCounts();
+  for (const item of cases) for (const verdict of item.verdicts) counts[verdict.verdict] += 1;
+  const gaps = cases.flatMap((item) => item.gaps);
+  const seals = computeSeals({ compared: 10, counts, runStatuses: ['completed'], unreadable: false, gapIds: gaps.map((gap) => gap.id), strict: false });
+  const firstCase = cases.find((item) => item.firstDivergence !== null);
+  return {
+    schema: 'trace-inspector.gate-result',
+    schema_version: 1,
+    tool: { name: 'trace-inspector', version: '0.1.0', commit: 'abcdef0123456789', dirty: false },
+    startedAt: '2026-12-02T10:00:00.000Z',
+    finishedAt: '2026-12-02T10:00:05.000Z',
+    strict: false,
+    options: { isolation: 'process', passTimeoutMs: 60000, engineOptions: {}, teacherForce: false, isolate: false, workDir: '/w', ledgerFile: null },
+    engine: { library: '/e/lib.so', sha256: 'c'.repeat(64), subjectName: 'lib.so', name: 'toy', version: '1', buildId: 'b', abiVersion: 1, catalogue: ['x'] },
+    ledger: [],
+    warnings: [],
+    cases,
+    contracts: {},
+    gaps,
+    counts,
+    compared: 10,
+    firstDivergence: firstCase ? { case: firstCase.id, index: firstCase.firstDivergence as number } : null,
+    seals,
+  };
+}
+
+const mixed = (): GateResult =>
+  result([
+    caseResult('alpha', [
+      row('alpha', 0, 'backbone.embed', 'PASS'),
+      row('alpha', 3, 'backbone.l2.out', 'FAIL', NASTY),
+      row('alpha', 3, 'backbone.l3.out', 'REVIEW_REQUIRED', NASTY),
+    ]),
+    caseResult('beta', [row('beta', 0, 'backbone.embed', 'PASS'), row('beta', 1, 'x.undeclared', 'GAP', NASTY), row('beta', 2, 'backbone.logits', 'KNOWN_GAP', NASTY)]),
+  ]);
+
+describe('human report', () => {
+  it('ends with the seals, one per line, and names the first divergence', () => {
+    const gate = mixed();
+    const text = formatHumanReport(gate);
+    const lines = text.trimEnd().split('\n');
+    expect(lines.slice(-gate.seals.lines.length)).toEqual(gate.seals.lines);
+    expect(gate.seals.lines[0]).toBe('FIDELITY: FAIL');
+    expect(text).toContain('first divergence: case alpha, pass 3 / backbone.l2.out');
+    // Worst first: the FAIL row comes before the REVIEW_REQUIRED one, which comes before the gaps.
+    expect(text.indexOf('FAIL     alpha')).toBeLessThan(text.indexOf('REVIEW_REQUIRED  alpha'));
+  });
+});
+
+describe('JUnit XML', () => {
+  it('escapes text and attributes', () => {
+    expect(escapeXmlText('a<b & c>d ]]>')).toBe('a&lt;b &amp; c&gt;d ]]&gt;');
+    expect(escapeXmlAttribute('"x"\n\'y\'')).toBe('&quot;x&quot;&#10;&apos;y&apos;');
+  });
+
+  it('parses back: one testsuite per case, one testcase per pass x boundary, failures and skips with bodies', () => {
+    const gate = mixed();
+    const xml = formatJunit(gate);
+    const root = parseXml(xml);
+    expect(root.name).toBe('testsuites');
+    expect(root.attributes['tests']).toBe('6');
+    const suites = findAll(root, 'testsuite');
+    expect(suites.map((suite) => suite.attributes['name'])).toEqual(['alpha', 'beta']);
+    const testcases = findAll(root, 'testcase');
+    expect(testcases).toHaveLength(6);
+    expect(testcases.map((testcase) => testcase.attributes['name'])).toContain('pass 3 / backbone.l2.out');
+    const failures = findAll(root, 'failure');
+    expect(failures).toHaveLength(2);
+    expect(failures[0]?.attributes['message']).toContain('a 50% share');
+    expect(failures[0]?.text).toContain('line two: <b> & "q"');
+    expect(failures[0]?.text).toContain(']]>');
+    expect(findAll(root, 'skipped')).toHaveLength(2);
+    expect(suites[0]?.attributes['failures']).toBe('2');
+    expect(suites[1]?.attributes['skipped']).toBe('2');
+    const seals = findAll(root, 'property').filter((property) => property.attributes['name'] === 'seal');
+    expect(seals.map((seal) => seal.attributes['value'])).toContain('FIDELITY: FAIL');
+  });
+
+  it('the mini parser itself rejects malformed XML (so the test above proves something)', () => {
+    expect(() => parseXml('<a><b></a></b>')).toThrow();
+    expect(() => parseXml('<a x=1/>')).toThrow();
+    expect(() => parseXml('<a>1 < 2</a>')).toThrow();
+    expect(() => parseXml('<a>&bogus;</a>')).toThrow();
+    expect(() => parseXml('<a>\u0001</a>')).toThrow();
+    expect(() => parseXml('<a/><b/>')).toThrow();
+  });
+});
+
+describe('GitHub Actions annotations', () => {
+  it('escapes message data and properties per the workflow-command rules', () => {
+    expect(escapeCommandData('100% done\r\nnext: a, b')).toBe('100%25 done%0D%0Anext: a, b');
+    expect(escapeCommandProperty('100% done\r\nnext: a, b')).toBe('100%25 done%0D%0Anext%3A a%2C b');
+    expect(workflowCommand('error', { file: 'a,b:c.json', title: 'T: x, y' }, 'm%\n')).toBe('::error file=a%2Cb%3Ac.json,title=T%3A x%2C y::m%25%0A');
+  });
+
+  it('every annotation is one line whose message keeps %, CR, LF escaped', () => {
+    const lines = formatAnnotations(mixed(), { workspace: '/work/ws' });
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) {
+      expect(line).not.toMatch(/[\r\n]/);
+      expect(line).toMatch(/^::(error|warning|notice) /);
+    }
+    const first = lines[0] as string;
+    expect(first.startsWith('::error file=fixtures/alpha/reference/manifest.json,title=FAIL pass 3 / backbone.l2.out (case alpha)::')).toBe(true);
+    expect(first).toContain('a 50%25 share%0D%0Aline two: <b>');
+    // The message part is raw after "::"; the property part has no bare ':' or ',' inside values.
+    const properties = first.slice(2, first.indexOf('::', 2));
+    expect(properties.split(',').every((pair) => /^(error|warning) ?[a-z]+=|^[a-z]+=/.test(pair))).toBe(true);
+  });
+
+  it('caps the annotations and says how many were left out', () => {
+    const many = result([caseResult('many', Array.from({ length: 30 }, (_, index) => row('many', index, `b.${index}`, 'FAIL', `failure ${index}`)))]);
+    const lines = formatAnnotations(many, { workspace: '/', max: 20 });
+    expect(lines).toHaveLength(21);
+    expect(lines.filter((line) => line.startsWith('::error'))).toHaveLength(20);
+    expect(lines.at(-1)).toMatch(/^::notice title=trace-inspector gate::11 more annotation\(s\) omitted \(31 in all\)/);
+  });
+
+  it('the step summary starts with the seals and keeps table rows on one line with pipes escaped', () => {
+    const summary = formatStepSummary(mixed());
+    expect(summary).toContain('```text\nFIDELITY: FAIL\nOVERALL: FAIL reason=boundary_failures\n');
+    const tableRows = summary.split('\n').filter((line) => line.startsWith('| FAIL') || line.startsWith('| REVIEW_REQUIRED'));
+    expect(tableRows).toHaveLength(2);
+    for (const line of tableRows) expect(line).toContain('line two: &lt;b&gt;');
+    const piped = formatStepSummary(result([caseResult('p', [row('p', 0, 'b', 'FAIL', 'a | b')])]));
+    expect(piped).toContain('a \\| b');
+  });
+});
+
+describe('JSON report', () => {
+  it('writes non-finite statistics as strings and parses back', () => {
+    const text = serializeGateResult(mixed());
+    const parsed = JSON.parse(text) as GateResult;
+    const failing = parsed.cases[0]?.verdicts[1];
+    expect(failing?.reference?.maxAbs).toBe('NaN');
+    expect(failing?.reference?.maxUlp).toBe('Infinity');
+    expect(parsed.seals.lines[0]).toBe('FIDELITY: FAIL');
+  });
+});
