@@ -2,14 +2,31 @@
 // decode passes as the reference has — and captures every record into a native bundle.
 // The engine runs in an isolated engine-host process by default, so a crash or hang ends the
 // run with what was captured, never the caller.
+//
+// Two options inject reference values while the engine runs (the engine records its own value at
+// an injected boundary and continues with the injected one):
+//   teacherForce  every pass gets the reference's token-like boundaries (teacher-forcing.ts);
+//   isolate       after the normal capture, a second session captures an "isolated" bundle in
+//                 which every injectable boundary gets the reference value (layer-isolation.ts).
 import { mkdir, readdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { EngineCallError } from '../../../engine/host/engine-errors.ts';
 import { EngineHost, type Isolation, type PassResult } from '../../../engine/host/engine-host.ts';
 import { openBundle, resolveWeights, type TraceBundle } from '../bundle/bundle-reader.ts';
+import { sha256File } from '../bundle/digest.ts';
 import type { BundleManifest, RunOutcome } from '../bundle/manifest-schema.ts';
 import type { NativeCaptureHeader } from '../bundle/native-bundle-writer.ts';
 import { toolInfo } from '../tool/tool-info.ts';
+import { addRuntimeProvenance, type InjectionPlan, type RuntimeValue } from './injection-plan.ts';
+import { combinePlans, roundingDecisionPlan } from './rounding-decisions.ts';
+import { isolatedBundleDir, isolationPlan, isolationRuntime } from './layer-isolation.ts';
+import {
+  summarizeTeacherForcing,
+  teacherForcingPlan,
+  teacherForcingRuntimeAfterRun,
+  teacherForcingRuntimeAtStart,
+  type TeacherForcingSummary,
+} from './teacher-forcing.ts';
 
 export interface CaptureOptions {
   /** Engine shared library. */
@@ -27,6 +44,38 @@ export interface CaptureOptions {
   /** The command line that asked for this capture, recorded in provenance. */
   command: string;
   onPass?: (result: PassResult) => void;
+  /**
+   * Teacher forcing: before every pass, inject the reference's value of every token-like boundary
+   * (injectable, integer dtype) the reference has for that pass. The native records keep the
+   * engine's own choices; provenance.runtime says the run was forced and where it differed.
+   */
+  teacherForce?: boolean;
+  /**
+   * Inject the reference value at every boundary whose contract admits a discrete difference
+   * (max_ulp), so later stages are judged from the same input (rounding-decisions.ts).
+   * Default true; false lets a legitimate one-ULP rounding flip propagate.
+   */
+  forceRoundingDecisions?: boolean;
+  /**
+   * Layer isolation: after the capture, capture a second, "isolated" native bundle in which every
+   * injectable boundary of every pass receives the reference value (see layer-isolation.ts).
+   */
+  isolate?: boolean;
+  /** Where the isolated bundle goes; default `<outDir>-isolated` (must be absent or empty). */
+  isolatedOutDir?: string;
+  /** Called after each pass of the isolated run. */
+  onIsolatedPass?: (result: PassResult) => void;
+}
+
+/** The second, isolated capture of a run asked for with `isolate`. */
+export interface IsolatedCapture {
+  dir: string;
+  /** manifest.json of the isolated bundle; null when it was not captured (see skipped) or could not be recovered. */
+  manifestPath: string | null;
+  run: RunOutcome | null;
+  passes: PassResult[];
+  /** Why the isolated run did not happen (the main run crashed or hung), null when it ran. */
+  skipped: string | null;
 }
 
 export interface CaptureResult {
@@ -35,6 +84,10 @@ export interface CaptureResult {
   manifestPath: string | null;
   run: RunOutcome;
   passes: PassResult[];
+  /** Present when teacherForce was asked and a native bundle was written. */
+  teacherForcing?: TeacherForcingSummary;
+  /** Present when isolate was asked. */
+  isolated?: IsolatedCapture;
 }
 
 /** Refuses to write evidence over anything: the target must be absent or an empty folder. */
@@ -54,7 +107,13 @@ export class CaptureUsageError extends Error {
   override name = 'CaptureUsageError';
 }
 
-function nativeHeader(reference: BundleManifest, host: EngineHost, command: string, inputs: NativeCaptureHeader['inputs']): NativeCaptureHeader {
+function nativeHeader(
+  reference: BundleManifest,
+  host: EngineHost,
+  command: string,
+  inputs: NativeCaptureHeader['inputs'],
+  extraRuntime: Readonly<Record<string, RuntimeValue>> = {},
+): NativeCaptureHeader {
   const tool = toolInfo();
   const engine = host.description.engine;
   return {
@@ -76,6 +135,7 @@ function nativeHeader(reference: BundleManifest, host: EngineHost, command: stri
         engine_library_sha256: host.librarySha256,
         engine_abi_version: host.description.abi_version,
         engine_library: host.library,
+        ...extraRuntime,
       },
       precision: 'native',
       created_at: new Date().toISOString(),
@@ -112,53 +172,171 @@ async function refusedAsUsage(what: string, call: () => Promise<void>): Promise<
   }
 }
 
-export async function captureRun(options: CaptureOptions): Promise<CaptureResult> {
-  const reference = await openBundle(resolve(options.referenceDir));
-  const outDir = resolve(options.outDir);
-  await assertFreshTarget(outDir);
-  const weightsPath = options.weightsPath ? resolve(options.weightsPath) : await resolveWeights(reference);
+/** Opens the session and sets the options and the reference's inputs; returns the inputs for the header. */
+async function prepareSession(host: EngineHost, reference: TraceBundle, weightsPath: string, options: CaptureOptions): Promise<NativeCaptureHeader['inputs']> {
+  await refusedAsUsage(`opening a session with weights ${weightsPath}`, () => host.open({}, weightsPath));
+  for (const [key, value] of Object.entries(options.options ?? {})) {
+    await refusedAsUsage(`option ${key}=${value}`, () => host.setOption(key, value));
+  }
+  const inputs: NativeCaptureHeader['inputs'] = [];
+  for (const entry of reference.manifest.inputs) {
+    const tensor = await reference.readInput(entry.name);
+    await refusedAsUsage(`input ${entry.name} of ${reference.manifestPath}`, () =>
+      host.setInput(entry.name, { dtype: tensor.dtype, shape: tensor.shape, data: tensor.data }),
+    );
+    inputs.push({ name: entry.name, dtype: tensor.dtype, shape: [...tensor.shape], data: tensor.data });
+  }
+  return inputs;
+}
 
-  const host = await EngineHost.start({
+interface SessionCapture {
+  manifestPath: string | null;
+  run: RunOutcome;
+  passes: PassResult[];
+  /** Injections made over the run. */
+  injections: number;
+}
+
+/**
+ * Runs every pass of the reference into a native bundle in `outDir`, injecting what `plan` says
+ * before each pass. An injection the engine refuses ends the run as an engine error naming it.
+ */
+async function captureSession(
+  host: EngineHost,
+  reference: TraceBundle,
+  outDir: string,
+  header: NativeCaptureHeader,
+  plan: InjectionPlan | null,
+  onPass: ((result: PassResult) => void) | undefined,
+): Promise<SessionCapture> {
+  const passes: PassResult[] = [];
+  await mkdir(outDir, { recursive: true });
+  await host.beginCapture(outDir, header);
+
+  let lastBoundary: string | null = null;
+  const unsubscribe = host.onRecord((event) => {
+    lastBoundary = event.name;
+  });
+  let injections = 0;
+  let run: RunOutcome = { status: 'completed', message: '', last_pass: null, last_boundary: null };
+  try {
+    for (const pass of reference.passes) {
+      if (plan !== null) {
+        const injected = await injectForPass(host, plan, pass.index);
+        if (injected.refused !== null) {
+          run = { status: 'engine_error', message: injected.refused, last_pass: passes.at(-1)?.index ?? null, last_boundary: lastBoundary };
+          break;
+        }
+        injections += injected.count;
+      }
+      const result = await host.runPass(pass.kind);
+      passes.push(result);
+      onPass?.(result);
+      run = outcomeOf(result, lastBoundary);
+      if (result.status !== 'ok') break;
+    }
+  } finally {
+    unsubscribe();
+  }
+  const last = passes.at(-1);
+  if (last === undefined || last.status === 'ok' || last.status === 'engine_error') {
+    const manifestPath = await host.finishCapture(run);
+    return { manifestPath, run, passes, injections };
+  }
+  // The engine-host process died: the host recovered the bundle from its journal.
+  return { manifestPath: last.recoveredManifest, run, passes, injections };
+}
+
+/** Injects the plan's values for one pass; `refused` names the injection the engine refused. */
+async function injectForPass(host: EngineHost, plan: InjectionPlan, pass: number): Promise<{ count: number; refused: string | null }> {
+  const planned = await plan.injectionsFor(pass);
+  for (const { boundary, tensor } of planned) {
+    try {
+      await host.inject(boundary, { dtype: tensor.dtype, shape: tensor.shape, data: tensor.data });
+    } catch (error) {
+      if (error instanceof EngineCallError) {
+        return { count: 0, refused: `the engine refused the ${plan.purpose.replace('_', ' ')} injection of ${boundary} before pass ${pass}: ${error.message}` };
+      }
+      throw error;
+    }
+  }
+  return { count: planned.length, refused: null };
+}
+
+function startHost(options: CaptureOptions): Promise<EngineHost> {
+  return EngineHost.start({
     library: options.library,
     isolation: options.isolation ?? 'process',
     ...(options.passTimeoutMs !== undefined ? { passTimeoutMs: options.passTimeoutMs } : {}),
   });
-  const passes: PassResult[] = [];
-  try {
-    await refusedAsUsage(`opening a session with weights ${weightsPath}`, () => host.open({}, weightsPath));
-    for (const [key, value] of Object.entries(options.options ?? {})) {
-      await refusedAsUsage(`option ${key}=${value}`, () => host.setOption(key, value));
-    }
-    const inputs: NativeCaptureHeader['inputs'] = [];
-    for (const entry of reference.manifest.inputs) {
-      const tensor = await reference.readInput(entry.name);
-      await refusedAsUsage(`input ${entry.name} of ${reference.manifestPath}`, () =>
-        host.setInput(entry.name, { dtype: tensor.dtype, shape: tensor.shape, data: tensor.data }),
-      );
-      inputs.push({ name: entry.name, dtype: tensor.dtype, shape: [...tensor.shape], data: tensor.data });
-    }
-    await mkdir(outDir, { recursive: true });
-    await host.beginCapture(outDir, nativeHeader(reference.manifest, host, options.command, inputs));
+}
 
-    let lastBoundary: string | null = null;
-    host.onRecord((event) => {
-      lastBoundary = event.name;
-    });
-    let run: RunOutcome = { status: 'completed', message: '', last_pass: null, last_boundary: null };
-    for (const pass of reference.passes) {
-      const result = await host.runPass(pass.kind);
-      passes.push(result);
-      options.onPass?.(result);
-      run = outcomeOf(result, lastBoundary);
-      if (result.status !== 'ok') break;
+export async function captureRun(options: CaptureOptions): Promise<CaptureResult> {
+  const reference = await openBundle(resolve(options.referenceDir));
+  const outDir = resolve(options.outDir);
+  await assertFreshTarget(outDir);
+  const isolatedDir = options.isolate ? resolve(options.isolatedOutDir ?? isolatedBundleDir(outDir)) : null;
+  if (isolatedDir !== null) {
+    if (isolatedDir === outDir) throw new CaptureUsageError(`the isolated bundle cannot go to --out ${outDir} itself`);
+    await assertFreshTarget(isolatedDir);
+  }
+  const weightsPath = options.weightsPath ? resolve(options.weightsPath) : await resolveWeights(reference);
+  const referenceSha256 = options.teacherForce || options.isolate ? (await sha256File(reference.manifestPath)).sha256 : '';
+
+  let host = await startHost(options);
+  try {
+    const inputs = await prepareSession(host, reference, weightsPath, options);
+    const forcing = options.teacherForce ? teacherForcingPlan(reference, host.description) : null;
+    const rounding = options.forceRoundingDecisions === false ? null : roundingDecisionPlan(reference, host.description);
+    const extra: Record<string, RuntimeValue> = {
+      ...(options.teacherForce ? teacherForcingRuntimeAtStart(referenceSha256) : {}),
+      forced_rounding_decisions: rounding === null ? '' : rounding.boundaries.join(','),
+    };
+    const main = await captureSession(
+      host,
+      reference,
+      outDir,
+      nativeHeader(reference.manifest, host, options.command, inputs, extra),
+      combinePlans([rounding, forcing]),
+      options.onPass,
+    );
+    const result: CaptureResult = { reference, manifestPath: main.manifestPath, run: main.run, passes: main.passes };
+
+    if (forcing !== null && main.manifestPath !== null) {
+      const native = await openBundle(outDir);
+      try {
+        // main.injections also counts the rounding-decision injections; the summary is about forcing.
+        const roundingInjections =
+          rounding === null
+            ? 0
+            : reference.passes.reduce((count, pass) => count + rounding.boundaries.filter((name) => reference.boundary(pass.index, name) !== undefined).length, 0);
+        result.teacherForcing = await summarizeTeacherForcing(native, reference, forcing.boundaries, main.injections - roundingInjections);
+      } finally {
+        await native.close();
+      }
+      await addRuntimeProvenance(outDir, teacherForcingRuntimeAfterRun(result.teacherForcing));
     }
-    const last = passes.at(-1);
-    if (last === undefined || last.status === 'ok' || last.status === 'engine_error') {
-      const manifestPath = await host.finishCapture(run);
-      return { reference, manifestPath, run, passes };
+
+    if (isolatedDir !== null) {
+      if (main.run.status === 'crashed' || main.run.status === 'timeout') {
+        const skipped = `the main run ${main.run.status === 'crashed' ? 'crashed' : 'timed out'}: the isolated run was not attempted`;
+        result.isolated = { dir: isolatedDir, manifestPath: null, run: null, passes: [], skipped };
+      } else {
+        // The same session, back to before prefill (inputs and options are kept).
+        if (host.alive) {
+          await host.reset();
+        } else {
+          await host.close().catch(() => undefined);
+          host = await startHost(options);
+          await prepareSession(host, reference, weightsPath, options);
+        }
+        const plan = isolationPlan(reference, host.description);
+        const header = nativeHeader(reference.manifest, host, options.command, inputs, isolationRuntime(referenceSha256, plan));
+        const isolated = await captureSession(host, reference, isolatedDir, header, plan, options.onIsolatedPass);
+        result.isolated = { dir: isolatedDir, manifestPath: isolated.manifestPath, run: isolated.run, passes: isolated.passes, skipped: null };
+      }
     }
-    // The engine-host process died: the host recovered the bundle from its journal.
-    return { reference, manifestPath: last.recoveredManifest, run, passes };
+    return result;
   } finally {
     await host.close().catch(() => undefined);
   }
