@@ -168,3 +168,13 @@ describe('strict base64', () => {
     expect(decodeBase64Strict(text)).toBeNull();
   });
 });
+
+describe('strict base64 on large payloads', () => {
+  it('decodes a multi-megabyte canonical payload without overflowing the stack', () => {
+    const bytes = new Uint8Array(6 * 1024 * 1024).map((_, i) => (i * 7) & 0xff);
+    const text = encodeBase64(bytes);
+    expect(decodeBase64Strict(text)?.equals(Buffer.from(bytes))).toBe(true);
+    expect(decodeBase64Strict(`${text.slice(0, -4)}A===`)).toBeNull();
+    expect(decodeBase64Strict(`=${text.slice(1)}`)).toBeNull();
+  });
+});
