@@ -1,0 +1,28 @@
+// `npm run bench`: every benchmark, each printing its figures as ratios against a baseline
+// measured in the same run (never asserted: timings are evidence, not tests).
+import { benchCaptureOverhead } from './capture-overhead.bench.ts';
+import { benchComparator } from './comparator.bench.ts';
+
+interface Bench {
+  title: string;
+  run: () => Promise<string[]>;
+}
+
+const benches: Bench[] = [
+  { title: 'capture overhead (reference engine, worker thread)', run: benchCaptureOverhead },
+  { title: 'comparator throughput and streaming memory', run: benchComparator },
+];
+
+const only = process.argv.slice(2);
+let failed = false;
+for (const bench of benches) {
+  if (only.length > 0 && !only.some((word) => bench.title.includes(word))) continue;
+  process.stdout.write(`\n== ${bench.title}\n`);
+  try {
+    for (const line of await bench.run()) process.stdout.write(`${line}\n`);
+  } catch (error) {
+    failed = true;
+    process.stdout.write(`benchmark failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  }
+}
+process.exitCode = failed ? 1 : 0;
