@@ -3,7 +3,9 @@
 // makes one write system call each. Same bytes in the same file; what differs is how they get
 // there, and that the file is reused from pass to pass:
 //   - the file is extended with zeros (blocks reserved, see NativeMemory.extend) and mapped once;
-//     frames are copied in one after another; a frame bigger than what is left doubles it;
+//     frames are copied in one after another, each in two copies: all but its first 4 bytes,
+//     then those (its magic), so a frame is in the file whole or has no magic; a frame bigger
+//     than what is left doubles the mapping;
 //   - when the pass is sealed (end), what it wrote is zeroed, so the file is all zeros again,
 //     and kept; the next pass renames it to its own spill name instead of creating a file,
 //     so its frames land in pages that are already in memory (no page allocation, no fault).
@@ -14,6 +16,8 @@ import type { SpillLog } from '../../main/core/bundle/capture-spill.ts';
 import type { NativeMemory } from './native-memory.ts';
 
 const GROW_STEP = 1024 * 1024;
+/** The leading bytes of every frame stored after the rest of it: its magic (capture-frame.ts). */
+const SEAL_BYTES = 4;
 
 export class MappedSpillLog implements SpillLog {
   private handle: number | null = null;
@@ -36,7 +40,14 @@ export class MappedSpillLog implements SpillLog {
       renameSync(this.path, path); // the mapping follows the file
     } else {
       this.handle = openSync(path, 'wx+');
-      this.resize(this.initialBytes);
+      try {
+        this.resize(this.initialBytes);
+      } catch (error) {
+        closeSync(this.handle);
+        this.handle = null;
+        unlinkSync(path);
+        throw error;
+      }
     }
     this.path = path;
     this.used = 0;
@@ -47,7 +58,13 @@ export class MappedSpillLog implements SpillLog {
     if (!this.active) throw new Error('MappedSpillLog.append: no pass log is open');
     const end = this.used + length;
     if (end > this.capacity) this.resize(Math.max(this.capacity * 2, Math.ceil(end / GROW_STEP) * GROW_STEP));
-    this.memory.store(this.address + this.used, bytes, length);
+    // A frame's first bytes (its magic) are stored last, once the rest is in place: a copy that
+    // the death of the process interrupted leaves a frame without its magic, which no reader
+    // takes for a frame (a memcpy stores in no particular order; two calls are ordered).
+    const at = this.address + this.used;
+    const head = Math.min(SEAL_BYTES, length);
+    if (length > head) this.memory.store(at + head, bytes.subarray(head, length), length - head);
+    this.memory.store(at, bytes, head);
     this.used = end;
   }
 

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
 import { NativeBundleWriter } from '../../main/core/bundle/native-bundle-writer.ts';
+import { frameHeaderBytes } from '../../main/core/bundle/capture-frame.ts';
+import type { CaptureRecord } from '../../main/core/bundle/native-bundle-writer.ts';
 import { bytes, expectBundleError, nativeHeader, removeTempDirs, smallRecords, tempDir, writeSmallBundle } from './bundle-fixtures.ts';
 
 afterAll(removeTempDirs);
@@ -215,5 +217,197 @@ describe('NativeBundleWriter.recover', () => {
   it('refuses a folder that holds no capture', async () => {
     const dir = tempDir('recover-nothing');
     await expectBundleError(() => NativeBundleWriter.recover(dir, { status: 'crashed', message: '' }), 'E_JOURNAL', join(dir, 'capture.journal.jsonl'), '(file)');
+  });
+});
+
+/** Bytes of a record's frame in a spill (capture-frame.ts): header, then its data. */
+const headerOf = (record: CaptureRecord): number => frameHeaderBytes(record.shape.length, Buffer.byteLength(record.name), Buffer.byteLength(record.stage));
+const frameOf = (record: CaptureRecord): number => headerOf(record) + record.data.byteLength;
+
+describe('NativeBundleWriter.recover, edges of the frame log', () => {
+  /** Pass 0 complete and sealed; pass 1 begun with its first `count` records appended; no close (a death). */
+  function diedInPass1(label: string, count = 3): { dir: string; spill: string; pass1: CaptureRecord[] } {
+    const dir = join(tempDir(label), 'bundle');
+    const records = smallRecords();
+    const writer = NativeBundleWriter.create(dir, nativeHeader());
+    writer.beginPass(0, 'prefill');
+    for (const record of records[0] ?? []) writer.appendRecord(record);
+    writer.endPass('text');
+    writer.beginPass(1, 'decode');
+    const pass1 = (records[1] ?? []).slice(0, count);
+    for (const record of pass1) writer.appendRecord(record);
+    writer.close(); // the descriptors only: nothing is sealed, as after a death
+    return { dir, spill: join(dir, 'pass-001.spill'), pass1 };
+  }
+
+  async function pass1Names(dir: string): Promise<{ names: string[]; message: string; lastBoundary: string | null | undefined }> {
+    const bundle = await openBundle(dir);
+    try {
+      // Every surviving record reads back byte-exact (readBoundary checks each tensor's sha256).
+      for (const [index, pass] of smallRecords().entries()) {
+        for (const record of pass) {
+          if (bundle.boundary(index, record.name) === undefined) continue;
+          expect(Buffer.from((await bundle.readBoundary(index, record.name)).data).equals(Buffer.from(record.data))).toBe(true);
+        }
+      }
+      return {
+        names: bundle.passes[1]?.boundaries.map((boundary) => boundary.name) ?? [],
+        message: bundle.manifest.run?.message ?? '',
+        lastBoundary: bundle.manifest.run?.last_boundary,
+      };
+    } finally {
+      await bundle.close();
+    }
+  }
+
+  it('drops a record whose frame header was torn (the spill ends inside it)', async () => {
+    const { dir, spill, pass1 } = diedInPass1('torn-header');
+    const whole = frameOf(pass1[0]!) + frameOf(pass1[1]!);
+    truncateSync(spill, whole + 10); // 10 bytes of the third frame's 32-byte fixed header
+    NativeBundleWriter.recover(dir, { status: 'crashed', message: 'killed' });
+    const got = await pass1Names(dir);
+    expect(got.names).toEqual(['backbone.embed', 'backbone.half']);
+    expect(got.message).toContain('pass 1 sealed from 2 complete records, 1 torn record dropped');
+    expect(got.message).not.toContain('(backbone.bhalf)'); // its name never landed
+    expect(got.lastBoundary).toBe('backbone.half');
+  });
+
+  it('drops a record whose data was torn, naming it from its header', async () => {
+    const { dir, spill, pass1 } = diedInPass1('torn-data');
+    truncateSync(spill, frameOf(pass1[0]!) + frameOf(pass1[1]!) + headerOf(pass1[2]!) + 3);
+    NativeBundleWriter.recover(dir, { status: 'crashed', message: 'killed' });
+    const got = await pass1Names(dir);
+    expect(got.names).toEqual(['backbone.embed', 'backbone.half']);
+    expect(got.message).toContain('1 torn record dropped (backbone.bhalf)');
+  });
+
+  it('ignores zeros after the last whole frame (a spill that was a shared mapping of a larger file)', async () => {
+    const { dir, spill } = diedInPass1('zero-tail');
+    appendFileSync(spill, new Uint8Array(64 * 1024));
+    NativeBundleWriter.recover(dir, { status: 'crashed', message: 'killed' });
+    const got = await pass1Names(dir);
+    expect(got.names).toEqual(['backbone.embed', 'backbone.half', 'backbone.bhalf']);
+    expect(got.message).toContain('pass 1 sealed from 3 complete records');
+    expect(got.message).not.toContain('dropped');
+  });
+
+  it('stops at a damaged frame in the middle of a spill and says how many whole ones it drops after it', async () => {
+    const { dir, spill, pass1 } = diedInPass1('damaged-middle');
+    const content = readFileSync(spill);
+    const dataOfSecond = frameOf(pass1[0]!) + headerOf(pass1[1]!);
+    content[dataOfSecond] = (content[dataOfSecond] as number) ^ 0xff;
+    writeFileSync(spill, content);
+    NativeBundleWriter.recover(dir, { status: 'crashed', message: '' });
+    const got = await pass1Names(dir);
+    expect(got.names).toEqual(['backbone.embed']);
+    expect(got.message).toContain('2 records dropped from record 1 (backbone.half) on: the frame checksum does not match');
+  });
+
+  it('recovers an empty pass: begun, no record, then the death', async () => {
+    const { dir } = diedInPass1('empty-pass', 0);
+    NativeBundleWriter.recover(dir, { status: 'crashed', message: 'died at the start of decode' });
+    const bundle = await openBundle(dir);
+    try {
+      expect(bundle.passes.map((pass) => [pass.index, pass.kind, pass.mode, pass.boundaries.length])).toEqual([
+        [0, 'prefill', 'text', 6],
+        [1, 'decode', null, 0],
+      ]);
+      expect(bundle.manifest.run).toMatchObject({ status: 'crashed', last_pass: 0, last_boundary: 'gen.prng' });
+      expect(bundle.manifest.run?.message).toContain('pass 1 sealed from 0 complete records');
+      expect(readdirSync(dir).sort()).toEqual(['inputs.safetensors', 'manifest.json', 'pass-000.safetensors', 'pass-001.safetensors']);
+    } finally {
+      await bundle.close();
+    }
+  });
+
+  it('recovers a crash between passes: after a seal, before the next pass begins', async () => {
+    const dir = join(tempDir('between-passes'), 'bundle');
+    const records = smallRecords();
+    const writer = NativeBundleWriter.create(dir, nativeHeader());
+    writer.beginPass(0, 'prefill');
+    for (const record of records[0] ?? []) writer.appendRecord(record);
+    writer.endPass('text');
+    // The sealed pass's spill is kept (emptied) for the next pass's frames: a death leaves it.
+    expect(readdirSync(dir).filter((entry) => entry.endsWith('.spill'))).toEqual(['pass-000.spill']);
+    NativeBundleWriter.recover(dir, { status: 'crashed', message: 'died between passes' });
+    const bundle = await openBundle(dir);
+    try {
+      expect(bundle.passes.map((pass) => [pass.index, pass.mode, pass.boundaries.length])).toEqual([[0, 'text', 6]]);
+      expect(bundle.manifest.run).toMatchObject({ status: 'crashed', message: 'died between passes', last_pass: 0, last_boundary: 'gen.prng' });
+      expect(readdirSync(dir).sort()).toEqual(['inputs.safetensors', 'manifest.json', 'pass-000.safetensors']);
+    } finally {
+      await bundle.close();
+    }
+  });
+
+  it('rebuilds a pass file whose seal never reached the journal (a death while sealing)', async () => {
+    const { dir } = diedInPass1('death-while-sealing');
+    writeFileSync(join(dir, 'pass-001.safetensors'), bytes(40, 8)); // half-written, never journaled
+    NativeBundleWriter.recover(dir, { status: 'crashed', message: '' });
+    const got = await pass1Names(dir);
+    expect(got.names).toEqual(['backbone.embed', 'backbone.half', 'backbone.bhalf']);
+  });
+
+  it('trusts a journaled seal over a spill the death left behind it', async () => {
+    const dir = join(tempDir('sealed-spill-left'), 'bundle');
+    const records = smallRecords();
+    const writer = NativeBundleWriter.create(dir, nativeHeader());
+    records.forEach((pass, index) => {
+      writer.beginPass(index, index === 0 ? 'prefill' : 'decode');
+      for (const record of pass) writer.appendRecord(record);
+      writer.endPass(index === 0 ? 'text' : 'audio');
+    });
+    writeFileSync(join(dir, 'pass-001.spill'), bytes(100, 3)); // whatever it holds, pass 1 is sealed
+    NativeBundleWriter.recover(dir, { status: 'aborted', message: 'stopped' });
+    const bundle = await openBundle(dir);
+    try {
+      expect(bundle.passes.map((pass) => [pass.mode, pass.boundaries.length])).toEqual([['text', 6], ['audio', 5]]);
+      expect(bundle.manifest.run).toMatchObject({ status: 'aborted', message: 'stopped', last_pass: 1, last_boundary: 'gen.prng' });
+      expect(readdirSync(dir).some((entry) => entry.endsWith('.spill'))).toBe(false);
+    } finally {
+      await bundle.close();
+    }
+  });
+
+  it('keeps one spill file at a time, renamed from pass to pass, and none in the finished bundle', () => {
+    const dir = join(tempDir('one-spill'), 'bundle');
+    const records = smallRecords();
+    const writer = NativeBundleWriter.create(dir, nativeHeader());
+    const spills: string[][] = [];
+    records.forEach((pass, index) => {
+      writer.beginPass(index, index === 0 ? 'prefill' : 'decode');
+      spills.push(readdirSync(dir).filter((entry) => entry.endsWith('.spill')));
+      for (const record of pass) writer.appendRecord(record);
+      writer.endPass('text');
+    });
+    expect(spills).toEqual([['pass-000.spill'], ['pass-001.spill']]);
+    expect(statSync(join(dir, 'pass-001.spill')).size).toBe(0); // emptied once sealed
+    writer.finish({ status: 'completed', message: '', last_pass: 1, last_boundary: 'gen.prng' });
+    expect(readdirSync(dir).sort()).toEqual(['inputs.safetensors', 'manifest.json', 'pass-000.safetensors', 'pass-001.safetensors']);
+  });
+
+  it('refuses the journal of another version of trace-inspector, naming its version', async () => {
+    const dir = join(tempDir('journal-v1'), 'bundle');
+    NativeBundleWriter.create(dir, nativeHeader()).close();
+    const journal = join(dir, 'capture.journal.jsonl');
+    writeFileSync(journal, readFileSync(journal, 'utf8').replace('"journal_version":2', '"journal_version":1'));
+    const error = await expectBundleError(() => NativeBundleWriter.recover(dir, { status: 'crashed', message: '' }), 'E_JOURNAL', journal, 'journal_version');
+    expect(error.message).toContain('another version of trace-inspector');
+  });
+
+  it('refuses record names and stages it cannot store, before writing anything', async () => {
+    const dir = join(tempDir('bad-names'), 'bundle');
+    const writer = NativeBundleWriter.create(dir, nativeHeader());
+    writer.beginPass(0, 'prefill');
+    const [first] = smallRecords()[0] ?? [];
+    if (first === undefined) throw new Error('no record');
+    await expectBundleError(() => writer.appendRecord({ ...first, name: 'lone\ud800surrogate' }), 'E_RECORD', join(dir, 'pass-000.safetensors'), 'record.name');
+    await expectBundleError(() => writer.appendRecord({ ...first, stage: 'x'.repeat(70_000) }), 'E_RECORD', join(dir, 'pass-000.safetensors'), 'stage');
+    writer.appendRecord(first);
+    writer.endPass('text');
+    writer.finish({ status: 'completed', message: '', last_pass: 0, last_boundary: first.name });
+    const bundle = await openBundle(dir);
+    expect(bundle.passes[0]?.boundaries.map((boundary) => boundary.name)).toEqual([first.name]);
+    await bundle.close();
   });
 });

@@ -100,12 +100,29 @@ describe.runIf(memory !== null)('MappedSpillLog', () => {
     expect(readFileSync(join(dir, 'manifest.json')).equals(manifest)).toBe(true);
   });
 
-  it('after SIGKILL with a frame torn inside its data: dropped, and named', async () => {
+  it('after SIGKILL with a frame stored up to its data but not its magic: dropped', async () => {
     const dir = join(tempDir('mapped-torn-data'), 'bundle');
     const third = smallRecords()[1]![2]!;
     runChild(dir, 'torn', String(frameHeaderBytes(third.shape.length, third.name.length, third.stage.length) + 2));
     const message = await expectPasses(dir, (smallRecords()[1] ?? []).slice(0, 2));
-    expect(message).toContain('1 torn record dropped (backbone.bhalf)');
+    expect(message).toContain('pass 1 sealed from 2 complete records, 1 torn record dropped');
+  });
+
+  it('stores a frame\'s magic after the rest of it', () => {
+    const dir = tempDir('mapped-order');
+    const stores: { offset: number; length: number }[] = [];
+    const spy = { ...memory!, store: (address: number, bytes: Uint8Array, length: number) => {
+      stores.push({ offset: address - base, length });
+      memory!.store(address, bytes, length);
+    } };
+    let base = 0;
+    const log = new MappedSpillLog(spy, 4096);
+    log.begin(join(dir, 'pass-000.spill'));
+    base = (log as unknown as { address: number }).address;
+    log.append(bytes(100, 2), 100);
+    log.append(bytes(3, 2), 3);
+    expect(stores).toEqual([{ offset: 4, length: 96 }, { offset: 0, length: 4 }, { offset: 100, length: 3 }]);
+    log.close();
   });
 
   it('after SIGKILL once the mapping grew for a large record: every record survives', async () => {

@@ -1,6 +1,11 @@
 // The capture journal (capture.journal.jsonl): an append-only log that makes a native capture
 // recoverable after its process dies. One JSON object per line; a line counts only once its
 // newline is on disk, so a torn last line is simply ignored.
+//
+// The journal holds what happens once per capture or per pass: the header, each pass's begin
+// and its seal (with the pass's boundaries, since the spill is deleted once sealed). Records are
+// not journaled: each one is a self-describing frame in its pass's spill (capture-frame.ts), so
+// a record costs one append, not an append plus a journal line.
 import { z } from 'zod';
 import { DTypeSchema } from './dtype.ts';
 import { BundleError } from './errors.ts';
@@ -19,7 +24,8 @@ import {
 
 export const JOURNAL_FILE_NAME = 'capture.journal.jsonl';
 export const INPUTS_FILE_NAME = 'inputs.safetensors';
-export const JOURNAL_VERSION = 1;
+/** 2: records live as frames in the spills (1 journaled each record as a line). */
+export const JOURNAL_VERSION = 2;
 
 export const passFileName = (index: number): string => `pass-${String(index).padStart(3, '0')}.safetensors`;
 export const spillFileName = (index: number): string => `pass-${String(index).padStart(3, '0')}.spill`;
@@ -42,35 +48,31 @@ export type JournalHeader = z.infer<typeof JournalHeaderSchema>;
 
 export const JournalPassBeginSchema = z.strictObject({ t: z.literal('pass_begin'), pass: Count, kind: PassKindSchema });
 
-export const JournalRecordSchema = z.strictObject({
-  t: z.literal('record'),
-  pass: Count,
+/** A sealed boundary as the journal keeps it: what its manifest entry is built from. */
+export const JournalBoundarySchema = z.strictObject({
   name: z.string().min(1),
   stage: z.string().min(1),
   dtype: DTypeSchema,
   shape: ShapeSchema,
   strides: StridesSchema,
-  /** Byte offset of the record's data in the pass spill. */
-  offset: Count,
-  byte_length: Count,
   sha256: Sha256HexSchema,
+  byte_length: Count,
 });
-export type JournalRecord = z.infer<typeof JournalRecordSchema>;
+export type JournalBoundary = z.infer<typeof JournalBoundarySchema>;
 
 export const JournalPassSealedSchema = z.strictObject({
   t: z.literal('pass_sealed'),
   pass: Count,
   mode: PassModeSchema.nullable(),
   file: FileEntrySchema,
-  /** How many of the pass's journaled records the sealed file holds (recovery may drop some). */
-  records: Count,
+  /** The boundaries the sealed file holds, in emission order (recovery may have dropped a torn one). */
+  boundaries: z.array(JournalBoundarySchema),
 });
 export type JournalPassSealed = z.infer<typeof JournalPassSealedSchema>;
 
 export const JournalLineSchema = z.discriminatedUnion('t', [
   JournalHeaderSchema,
   JournalPassBeginSchema,
-  JournalRecordSchema,
   JournalPassSealedSchema,
 ]);
 export type JournalLine = z.infer<typeof JournalLineSchema>;
@@ -101,6 +103,14 @@ export function parseJournal(text: string, file: string): ParsedJournal {
       } catch (cause) {
         throw new BundleError('E_JOURNAL', file, `line ${i + 1}`, 'is not valid JSON although it is complete (the journal is corrupt)', { cause });
       }
+      if (i === 0 && isOtherJournalVersion(value)) {
+        throw new BundleError(
+          'E_JOURNAL',
+          file,
+          'line 1 (journal_version)',
+          `is ${JSON.stringify((value as { journal_version: unknown }).journal_version)}: this capture was written by another version of trace-inspector; this one recovers journal version ${JOURNAL_VERSION}`,
+        );
+      }
       const parsed = JournalLineSchema.safeParse(value);
       if (!parsed.success) {
         const detail = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ');
@@ -109,4 +119,8 @@ export function parseJournal(text: string, file: string): ParsedJournal {
       lines.push(parsed.data);
     });
   return { lines, completeBytes: Buffer.byteLength(complete, 'utf8'), tornTail: end < text.length };
+}
+
+function isOtherJournalVersion(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && (value as { t?: unknown }).t === 'header' && (value as { journal_version?: unknown }).journal_version !== JOURNAL_VERSION;
 }

@@ -1,10 +1,12 @@
-// Recovery of a native capture whose process died: replays capture.journal.jsonl, seals every
-// unsealed pass from the records whose bytes are fully present and intact in its spill, and
-// writes manifest.json with the run outcome the caller observed (crashed, timeout, ...).
+// Recovery of a native capture whose process died: replays capture.journal.jsonl (header, pass
+// begins, seals), seals every unsealed pass from the whole frames of its spill (a frame cut short
+// or garbled by the death fails its checksum: it and anything after it are dropped), and writes
+// manifest.json with the run outcome the caller observed (crashed, timeout, ...).
 // Idempotent: a recovery that is itself interrupted can be run again.
-import { closeSync, existsSync, ftruncateSync, openSync, readdirSync, readFileSync, readSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { scanSpill, sealFrames, SpillReader } from './capture-frame.ts';
 import {
   JOURNAL_FILE_NAME,
   journalLine,
@@ -16,13 +18,10 @@ import {
   type JournalHeader,
   type JournalLine,
   type JournalPassSealed,
-  type JournalRecord,
 } from './capture-journal.ts';
-import { createSha256 } from './digest.ts';
 import { BundleError } from './errors.ts';
 import { MANIFEST_FILE_NAME, RunOutcomeSchema, RunStatusSchema, schemaError, type PassKind, type RunOutcome } from './manifest-schema.ts';
 import { boundaryOfRecord, buildNativeManifest, writeManifestFile, type SealedPass } from './native-manifest.ts';
-import { writeSafetensorsFile } from './safetensors-writer.ts';
 import { issuesFromZod } from './zod-issues.ts';
 
 /** The run outcome given to recover; last_pass / last_boundary default to the last surviving record. */
@@ -37,11 +36,8 @@ export type RecoveryRunOutcome = z.input<typeof RecoveryRunOutcomeSchema>;
 interface ReplayedPass {
   readonly index: number;
   readonly kind: PassKind;
-  readonly records: JournalRecord[];
   sealed: JournalPassSealed | null;
 }
-
-const CHUNK_BYTES = 8 * 1024 * 1024;
 
 export function recoverNativeBundle(dir: string, runInput: RecoveryRunOutcome): string {
   const journalPath = join(dir, JOURNAL_FILE_NAME);
@@ -54,6 +50,7 @@ export function recoverNativeBundle(dir: string, runInput: RecoveryRunOutcome): 
   }
   if (existsSync(manifestPath)) {
     // finish() wrote the manifest and died before removing the journal: the bundle is complete.
+    removeLeftovers(dir);
     unlinkSync(journalPath);
     return manifestPath;
   }
@@ -81,22 +78,17 @@ export function recoverNativeBundle(dir: string, runInput: RecoveryRunOutcome): 
   const sealed: SealedPass[] = [];
   let lastRecord: { pass: number; name: string } | null = null;
   for (const pass of passes) {
-    let keptRecords: JournalRecord[];
-    if (pass.sealed !== null) {
-      keptRecords = pass.records.slice(0, pass.sealed.records);
-    } else {
-      keptRecords = intactRecords(dir, pass);
-      const dropped = pass.records.length - keptRecords.length;
-      const seal = sealFromSpill(dir, pass, keptRecords);
-      appendJournal(journalPath, seal);
-      pass.sealed = seal;
-      notes.push(`pass ${pass.index} sealed from ${keptRecords.length} complete records${dropped > 0 ? `, ${dropped} torn record${dropped === 1 ? '' : 's'} dropped` : ''}`);
+    if (pass.sealed === null) {
+      const seal = sealFromSpill(dir, pass);
+      appendJournal(journalPath, seal.line);
+      pass.sealed = seal.line;
+      notes.push(seal.note);
     }
     const spill = join(dir, spillFileName(pass.index));
     if (existsSync(spill)) unlinkSync(spill);
     const seal = pass.sealed;
-    sealed.push({ index: pass.index, kind: pass.kind, mode: seal.mode, file: seal.file, boundaries: keptRecords.map(boundaryOfRecord) });
-    const last = keptRecords.at(-1);
+    sealed.push({ index: pass.index, kind: pass.kind, mode: seal.mode, file: seal.file, boundaries: seal.boundaries.map(boundaryOfRecord) });
+    const last = seal.boundaries.at(-1);
     if (last !== undefined) lastRecord = { pass: pass.index, name: last.name };
   }
   // Spills of passes whose begin never reached the journal hold nothing recoverable.
@@ -126,16 +118,10 @@ function replay(lines: readonly JournalLine[], journalPath: string): ReplayedPas
         if (line.pass !== passes.length || (current !== undefined && current.sealed === null)) {
           throw new BundleError('E_JOURNAL', journalPath, where, `pass ${line.pass} begins out of order`);
         }
-        passes.push({ index: line.pass, kind: line.kind, records: [], sealed: null });
-        return;
-      case 'record':
-        if (current === undefined || current.index !== line.pass || current.sealed !== null) {
-          throw new BundleError('E_JOURNAL', journalPath, where, `record "${line.name}" of pass ${line.pass} outside its pass`);
-        }
-        current.records.push(line);
+        passes.push({ index: line.pass, kind: line.kind, sealed: null });
         return;
       case 'pass_sealed':
-        if (current === undefined || current.index !== line.pass || current.sealed !== null || line.records > current.records.length) {
+        if (current === undefined || current.index !== line.pass || current.sealed !== null) {
           throw new BundleError('E_JOURNAL', journalPath, where, `seal of pass ${line.pass} does not match the journal`);
         }
         current.sealed = line;
@@ -145,64 +131,52 @@ function replay(lines: readonly JournalLine[], journalPath: string): ReplayedPas
   return passes;
 }
 
-/** The journaled records whose bytes are fully in the spill and hash to their sha256. */
-function intactRecords(dir: string, pass: ReplayedPass): JournalRecord[] {
-  const spillPath = join(dir, spillFileName(pass.index));
-  if (!existsSync(spillPath)) return [];
-  const size = statSync(spillPath).size;
-  const fd = openSync(spillPath, 'r');
-  const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
-  try {
-    const kept: JournalRecord[] = [];
-    for (const record of pass.records) {
-      if (record.offset + record.byte_length > size) break; // torn: the data did not all land
-      const hash = createSha256();
-      let done = 0;
-      while (done < record.byte_length) {
-        const read = readSync(fd, buffer, 0, Math.min(CHUNK_BYTES, record.byte_length - done), record.offset + done);
-        if (read === 0) break;
-        hash.update(buffer.subarray(0, read));
-        done += read;
-      }
-      if (done < record.byte_length || hash.digest('hex') !== record.sha256) break;
-      kept.push(record);
-    }
-    return kept;
-  } finally {
-    closeSync(fd);
-  }
-}
-
-function sealFromSpill(dir: string, pass: ReplayedPass, records: readonly JournalRecord[]): JournalPassSealed {
+/**
+ * Seals an unsealed pass from the whole frames at the start of its spill (none when the spill
+ * is missing). A pass file without a journaled seal was cut short (or never trusted): rebuilt.
+ */
+function sealFromSpill(dir: string, pass: ReplayedPass): { line: JournalPassSealed; note: string } {
   const fileName = passFileName(pass.index);
   const target = join(dir, fileName);
-  // A pass file without a journaled seal was cut short (or never trusted): rebuild it.
   if (existsSync(target)) unlinkSync(target);
   const spillPath = join(dir, spillFileName(pass.index));
   const fd = existsSync(spillPath) ? openSync(spillPath, 'r') : null;
   try {
-    const written = writeSafetensorsFile(
-      target,
-      records.map((record) => ({
-        key: record.name,
-        dtype: record.dtype,
-        shape: record.shape,
-        byteLength: record.byte_length,
-        // No spill means no intact record, so fd is only read when records is non-empty.
-        from: { fd: fd ?? -1, position: record.offset },
-      })),
-      { dataOrder: 'given' }, // emission order: the spill copies in one sequential run
-    );
-    return { t: 'pass_sealed', pass: pass.index, mode: null, file: { path: fileName, sha256: written.sha256, bytes: written.bytes }, records: records.length };
+    const reader = new SpillReader(fd ?? -1, fd === null ? 0 : fstatSync(fd).size, spillPath);
+    const scan = scanSpill(reader, pass.index, true);
+    const sealed = sealFrames(dir, fileName, reader, scan.frames);
+    const kept = scan.frames.length;
+    let torn = '';
+    if (scan.torn !== null) {
+      // A death tears at most the last frame. Whole frames after a damaged one mean the spill
+      // was damaged otherwise: they are dropped with it (a pass keeps its records in order), and said.
+      const after = scan.torn.frameEnd === null ? 0 : scanSpill(reader, pass.index, true, { offset: scan.torn.frameEnd, seq: kept + 1 }).frames.length;
+      const named = scan.torn.name === null ? '' : ` (${scan.torn.name})`;
+      torn =
+        after === 0
+          ? `, 1 torn record dropped${named}`
+          : `, ${after + 1} records dropped from record ${kept}${named} on: ${scan.torn.reason}`;
+    }
+    return {
+      line: { t: 'pass_sealed', pass: pass.index, mode: null, file: sealed.file, boundaries: sealed.boundaries },
+      note: `pass ${pass.index} sealed from ${kept} complete record${kept === 1 ? '' : 's'}${torn}`,
+    };
   } finally {
     if (fd !== null) closeSync(fd);
   }
 }
 
+/** A finished bundle keeps nothing of its capture: temporary files and spills go. */
+function removeLeftovers(dir: string): void {
+  for (const entry of readdirSync(dir)) if (TEMP_FILE_PATTERN.test(entry) || SPILL_FILE_PATTERN.test(entry)) unlinkSync(join(dir, entry));
+}
+
 function appendJournal(journalPath: string, line: JournalPassSealed): void {
   const fd = openSync(journalPath, 'a');
   try {
-    writeSync(fd, journalLine(line));
+    const bytes = Buffer.from(journalLine(line), 'utf8');
+    let done = 0;
+    while (done < bytes.byteLength) done += writeSync(fd, bytes, done, bytes.byteLength - done, null);
   } finally {
     closeSync(fd);
   }

@@ -1,16 +1,22 @@
 // NativeBundleWriter: writes a native trace bundle DURING a capture, from the engine host's
 // worker thread, in a process that a segfault may kill at any instant. Everything is written
 // synchronously and in an order that recovery can trust:
-//   - each record's bytes are appended to pass-NNN.spill, THEN one journal line describes them
-//     (offset, length, sha256), so a journal line always points at bytes already written;
-//   - endPass copies the spill into pass-NNN.safetensors (temp name, linked into place), THEN
-//     journals the seal, THEN deletes the spill;
-//   - finish writes manifest.json, THEN removes the journal.
+//   - a record is ONE self-describing frame (capture-frame.ts: name, stage, dtype, shape,
+//     strides, data and a crc32 of it all) appended to the pass's spill, pass-NNN.spill, with
+//     one write (or one copy into a shared mapping of it, see SpillLog): no journal line, no
+//     hash, no allocation per record. A frame is in the spill once appendRecord returns; a frame
+//     cut short by the death of the process fails its checksum and is dropped by recovery;
+//   - endPass reads the spill back (page cache), checks every frame's checksum, writes
+//     pass-NNN.safetensors (created exclusively; it counts once its seal is journaled) with each
+//     tensor's sha256 computed as its bytes are copied, THEN journals the seal with the pass's
+//     boundaries, THEN drops the spill (emptied and kept for the next pass's frames);
+//   - finish writes manifest.json, THEN removes the journal (capture.journal.jsonl: header,
+//     pass begins and seals).
 // No fsync: the threat is the death of the process, and the kernel keeps what was written.
-// File descriptors stay open for the whole pass; a record costs two write calls and one sha256.
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { FrameEncoder, FrameFieldError, MAX_FRAME_RANK, scanSpill, sealFrames, SpillReader, type SealBuffers } from './capture-frame.ts';
 import {
   INPUTS_FILE_NAME,
   JOURNAL_FILE_NAME,
@@ -20,8 +26,8 @@ import {
   spillFileName,
   type JournalHeader,
   type JournalLine,
-  type JournalRecord,
 } from './capture-journal.ts';
+import { FileSpillLog, type SpillLog, type SpillLogFactory } from './capture-spill.ts';
 import { sha256Bytes } from './digest.ts';
 import { DTYPE_SIZE, DTypeSchema, elementCount, type DType } from './dtype.ts';
 import { BundleError, formatFieldPath } from './errors.ts';
@@ -42,8 +48,11 @@ import {
 } from './manifest-schema.ts';
 import { boundaryOfRecord, buildNativeManifest, writeManifestFile, type SealedPass } from './native-manifest.ts';
 import { recoverNativeBundle, type RecoveryRunOutcome } from './native-bundle-recovery.ts';
-import { writeAllSync, writeSafetensorsFile } from './safetensors-writer.ts';
+import { METADATA_KEY } from './safetensors-header.ts';
+import { writeSafetensorsFile } from './safetensors-writer.ts';
 import { issuesFromZod } from './zod-issues.ts';
+
+export type { SpillLog, SpillLogFactory } from './capture-spill.ts';
 
 export const CaptureInputSchema = z.strictObject({
   name: z.string().min(1),
@@ -77,13 +86,17 @@ export interface CaptureRecord {
   readonly data: Uint8Array;
 }
 
+export interface NativeBundleWriterOptions {
+  /** Where the frames of each pass go. Default: FileSpillLog (one file per pass, one write per frame). */
+  readonly spillLog?: SpillLogFactory;
+}
+
 interface OpenPass {
   readonly index: number;
   readonly kind: PassKind;
-  readonly spillFd: number;
   readonly spillPath: string;
-  spillBytes: number;
-  readonly records: JournalRecord[];
+  /** Frames appended. */
+  records: number;
   readonly names: Set<string>;
 }
 
@@ -91,14 +104,22 @@ export class NativeBundleWriter {
   readonly dir: string;
   private readonly header: JournalHeader;
   private journalFd: number | null;
+  private readonly spill: SpillLog;
+  private readonly encoder = new FrameEncoder();
+  private readWindow: Buffer | undefined;
+  private readonly sealBuffers: SealBuffers = {};
   private readonly sealed: SealedPass[] = [];
   private pass: OpenPass | null = null;
-  private lastRecord: { pass: number; name: string } | null = null;
+  /** The record between openRecord and commitRecord. */
+  private openName: string | null = null;
+  private lastPass = 0;
+  private lastName: string | null = null;
 
-  private constructor(dir: string, header: JournalHeader, journalFd: number) {
+  private constructor(dir: string, header: JournalHeader, journalFd: number, spill: SpillLog) {
     this.dir = dir;
     this.header = header;
     this.journalFd = journalFd;
+    this.spill = spill;
   }
 
   /**
@@ -106,7 +127,7 @@ export class NativeBundleWriter {
    * `header` is validated against NativeCaptureHeaderSchema (it may arrive as JSON from another
    * thread, input data then base64); the inputs are written to inputs.safetensors at once.
    */
-  static create(dir: string, header: unknown): NativeBundleWriter {
+  static create(dir: string, header: unknown, options: NativeBundleWriterOptions = {}): NativeBundleWriter {
     const blame = `${dir} (capture header)`;
     const raw = header !== null && typeof header === 'object' && !Array.isArray(header) ? withProvenanceSkeleton(header as Record<string, unknown>) : header;
     const parsed = NativeCaptureHeaderSchema.safeParse(raw);
@@ -145,7 +166,7 @@ export class NativeBundleWriter {
       inputs_file: { path: INPUTS_FILE_NAME, sha256: written.sha256, bytes: written.bytes },
     };
     const journalFd = openSync(join(dir, JOURNAL_FILE_NAME), 'ax');
-    const writer = new NativeBundleWriter(dir, journalHeader, journalFd);
+    const writer = new NativeBundleWriter(dir, journalHeader, journalFd, options.spillLog?.() ?? new FileSpillLog());
     writer.journal(journalHeader);
     return writer;
   }
@@ -173,61 +194,46 @@ export class NativeBundleWriter {
       throw new BundleError('E_PASS_ORDER', this.dir, 'beginPass.kind', `pass ${index} must be a ${expectedKind}`);
     }
     const spillPath = join(this.dir, spillFileName(index));
-    const spillFd = openSync(spillPath, 'wx+'); // read back at endPass
-    this.pass = { index, kind, spillFd, spillPath, spillBytes: 0, records: [], names: new Set() };
+    this.spill.begin(spillPath);
+    this.pass = { index, kind, spillPath, records: 0, names: new Set() };
     this.journal({ t: 'pass_begin', pass: index, kind });
   }
 
-  /** Appends one boundary of the open pass. Synchronous; no fsync, no file open. */
+  /** Appends one boundary of the open pass: one frame, one append. Synchronous; no fsync, no file open. */
   appendRecord(record: CaptureRecord): void {
-    const pass = this.pass;
-    if (pass === null) return this.stateError('appendRecord', 'no pass is open; call beginPass first');
     const { name, stage, dtype, shape, strides, data } = record;
-    const file = join(this.dir, passFileName(pass.index));
-    const field = (part: string): string => `record ${JSON.stringify(name)}.${part}`;
-    // Hand-written checks rather than zod: this runs hundreds of times per pass.
-    if (typeof name !== 'string' || name.length === 0) throw new BundleError('E_RECORD', file, 'record.name', 'expected a non-empty string');
-    if (typeof stage !== 'string' || stage.length === 0) throw new BundleError('E_RECORD', file, field('stage'), 'expected a non-empty string');
-    if (!Object.hasOwn(DTYPE_SIZE, dtype)) throw new BundleError('E_RECORD', file, field('dtype'), `unknown dtype ${JSON.stringify(dtype)}`);
-    if (!Array.isArray(shape) || !shape.every((extent) => Number.isSafeInteger(extent) && extent >= 0)) {
-      throw new BundleError('E_RECORD', file, field('shape'), 'expected non-negative integers');
-    }
-    if (!Array.isArray(strides) || strides.length !== shape.length || !strides.every((stride) => Number.isSafeInteger(stride))) {
-      throw new BundleError('E_SHAPE', file, field('strides'), `expected ${shape.length} integers (one per axis of shape [${shape.join(', ')}])`);
-    }
-    if (!(data instanceof Uint8Array)) throw new BundleError('E_RECORD', file, field('data'), 'expected a Uint8Array');
-    const byteLength = elementCount(shape) * DTYPE_SIZE[dtype];
-    if (data.byteLength !== byteLength) {
-      throw new BundleError('E_BYTE_LENGTH', file, field('data'), `${data.byteLength} bytes, but ${dtype} of shape [${shape.join(', ')}] needs ${byteLength} (row-major)`);
-    }
-    if (pass.names.has(name)) {
-      throw new BundleError('E_DUPLICATE_BOUNDARY', file, field('name'), `boundary "${name}" was already recorded in pass ${pass.index}`);
-    }
-
-    const offset = pass.spillBytes;
-    writeAllSync(pass.spillFd, data, offset);
-    const line: JournalRecord = {
-      t: 'record',
-      pass: pass.index,
-      name,
-      stage,
-      dtype,
-      shape: [...shape],
-      strides: [...strides],
-      offset,
-      byte_length: byteLength,
-      sha256: sha256Bytes(data),
-    };
-    this.journal(line);
-    pass.spillBytes = offset + byteLength;
-    pass.records.push(line);
-    pass.names.add(name);
-    this.lastRecord = { pass: pass.index, name };
+    const target = this.openRecordFor('appendRecord', name, stage, dtype, shape, strides, data);
+    target.set(data);
+    this.commitRecord();
   }
 
   /**
-   * Seals the open pass: pass-NNN.safetensors from the spill (copied in chunks), the seal
-   * journaled, the spill deleted. `mode` is the output the pass produced, null when it failed.
+   * appendRecord in two steps, for a caller that copies the data itself (the engine worker
+   * copies straight from the engine's memory): checks the record and returns the view its
+   * `elementCount(shape) × size` row-major bytes must be written to; commitRecord then appends
+   * it. A record opened and never committed is not written (the next open or endPass forgets it).
+   */
+  openRecord(name: string, stage: string, dtype: DType, shape: readonly number[], strides: readonly number[]): Uint8Array {
+    return this.openRecordFor('openRecord', name, stage, dtype, shape, strides, null);
+  }
+
+  /** Appends the record opened by openRecord. Once it returns, the record survives a crash. */
+  commitRecord(): void {
+    const pass = this.pass;
+    const name = this.openName;
+    if (pass === null || name === null) return this.stateError('commitRecord', 'no record is open; call openRecord first');
+    this.openName = null;
+    const length = this.encoder.close();
+    this.spill.append(this.encoder.bytes, length);
+    pass.records += 1;
+    pass.names.add(name);
+    this.lastPass = pass.index;
+    this.lastName = name;
+  }
+
+  /**
+   * Seals the open pass: pass-NNN.safetensors from the frames of the spill, the seal journaled,
+   * the spill dropped. `mode` is the output the pass produced, null when it failed.
    */
   endPass(mode: PassMode | string | null): void {
     const pass = this.pass;
@@ -235,23 +241,24 @@ export class NativeBundleWriter {
     const checkedMode = mode === null ? null : PassModeSchema.safeParse(mode);
     if (checkedMode !== null && !checkedMode.success) this.stateError('endPass', `mode must be "text", "audio" or null, got ${JSON.stringify(mode)}`);
     const passMode: PassMode | null = checkedMode === null ? null : checkedMode.data;
-    const fileName = passFileName(pass.index);
-    const written = writeSafetensorsFile(
-      join(this.dir, fileName),
-      pass.records.map((record) => ({
-        key: record.name,
-        dtype: record.dtype,
-        shape: record.shape,
-        byteLength: record.byte_length,
-        from: { fd: pass.spillFd, position: record.offset },
-      })),
-      { dataOrder: 'given' }, // emission order: the spill copies in one sequential run
-    );
-    const file = { path: fileName, sha256: written.sha256, bytes: written.bytes };
-    this.journal({ t: 'pass_sealed', pass: pass.index, mode: passMode, file, records: pass.records.length });
-    closeSync(pass.spillFd);
-    unlinkSync(pass.spillPath);
-    this.sealed.push({ index: pass.index, kind: pass.kind, mode: passMode, file, boundaries: pass.records.map(boundaryOfRecord) });
+    this.encoder.discard();
+    this.openName = null;
+
+    const reader = new SpillReader(this.spill.fd, this.spill.size, pass.spillPath, this.readWindow);
+    this.readWindow = reader.buffer;
+    const scan = scanSpill(reader, pass.index, false);
+    if (scan.torn !== null || scan.frames.length !== pass.records) {
+      throw new BundleError(
+        'E_JOURNAL',
+        pass.spillPath,
+        '(frames)',
+        `holds ${scan.frames.length} whole frames where ${pass.records} were appended${scan.torn === null ? '' : ` (${scan.torn.reason} at byte ${scan.torn.offset})`}: the spill was changed behind the writer`,
+      );
+    }
+    const sealed = sealFrames(this.dir, passFileName(pass.index), reader, scan.frames, this.sealBuffers);
+    this.journal({ t: 'pass_sealed', pass: pass.index, mode: passMode, file: sealed.file, boundaries: sealed.boundaries });
+    this.spill.end();
+    this.sealed.push({ index: pass.index, kind: pass.kind, mode: passMode, file: sealed.file, boundaries: sealed.boundaries.map(boundaryOfRecord) });
     this.pass = null;
   }
 
@@ -261,6 +268,7 @@ export class NativeBundleWriter {
     if (this.pass !== null) this.stateError('finish', `pass ${this.pass.index} is still open; call endPass first`);
     const parsed = RunOutcomeSchema.safeParse(run);
     if (!parsed.success) throw schemaError(issuesFromZod(parsed.error, run, 'E_RUN', ['run']), `${this.dir} (finish)`);
+    this.spill.close(); // a spill log kept for reuse goes before the bundle is complete
     const manifestPath = writeManifestFile(this.dir, buildNativeManifest(this.header, this.sealed, parsed.data));
     this.closeJournal();
     unlinkSync(join(this.dir, JOURNAL_FILE_NAME));
@@ -269,19 +277,65 @@ export class NativeBundleWriter {
 
   /** The last record appended: what a crash report names. */
   get lastBoundary(): { pass: number; name: string } | null {
-    return this.lastRecord;
+    return this.lastName === null ? null : { pass: this.lastPass, name: this.lastName };
   }
 
   /**
-   * Closes the files without sealing anything, leaving the journal for `recover` (what a crash
-   * leaves behind, minus the crash). Idempotent.
+   * Closes the files without sealing anything, leaving the journal and the open pass's spill
+   * for `recover` (what a crash leaves behind, minus the crash). Idempotent.
    */
   close(): void {
-    if (this.pass !== null) {
-      closeSync(this.pass.spillFd);
-      this.pass = null;
-    }
+    this.encoder.discard();
+    this.openName = null;
+    this.pass = null;
+    this.spill.close();
     this.closeJournal();
+  }
+
+  /** Checks a record (hand-written checks: this runs for every record) and lays out its frame. */
+  private openRecordFor(call: string, name: string, stage: string, dtype: DType, shape: readonly number[], strides: readonly number[], data: Uint8Array | null): Uint8Array {
+    const pass = this.pass;
+    if (pass === null) return this.stateError(call, 'no pass is open; call beginPass first');
+    this.openName = null;
+    if (typeof name !== 'string' || name.length === 0) throw this.recordError(pass, 'E_RECORD', 'record.name', 'expected a non-empty string');
+    if (LONE_SURROGATE.test(name)) throw this.recordError(pass, 'E_RECORD', 'record.name', 'is not well-formed (a lone UTF-16 surrogate)');
+    if (name === METADATA_KEY) throw this.recordError(pass, 'E_RECORD', 'record.name', `"${METADATA_KEY}" is reserved in safetensors headers and cannot name a boundary`);
+    if (typeof stage !== 'string' || stage.length === 0 || LONE_SURROGATE.test(stage)) throw this.recordError(pass, 'E_RECORD', field(name, 'stage'), 'expected a non-empty, well-formed string');
+    const size = Object.hasOwn(DTYPE_SIZE, dtype) ? DTYPE_SIZE[dtype] : 0;
+    if (size === 0) throw this.recordError(pass, 'E_RECORD', field(name, 'dtype'), `unknown dtype ${JSON.stringify(dtype)}`);
+    if (!Array.isArray(shape) || shape.length > MAX_FRAME_RANK) throw this.recordError(pass, 'E_RECORD', field(name, 'shape'), `expected an array of at most ${MAX_FRAME_RANK} non-negative integers`);
+    const rank = shape.length;
+    let count = 1;
+    for (let axis = 0; axis < rank; axis++) {
+      const extent = shape[axis] as number;
+      if (!Number.isSafeInteger(extent) || extent < 0) throw this.recordError(pass, 'E_RECORD', field(name, 'shape'), 'expected non-negative integers');
+      count *= extent;
+    }
+    let stridesOk = Array.isArray(strides) && strides.length === rank;
+    for (let axis = 0; stridesOk && axis < rank; axis++) stridesOk = Number.isSafeInteger(strides[axis]);
+    if (!stridesOk) throw this.recordError(pass, 'E_SHAPE', field(name, 'strides'), `expected ${rank} integers (one per axis of shape [${shape.join(', ')}])`);
+    const byteLength = count * size;
+    if (!Number.isSafeInteger(byteLength)) throw this.recordError(pass, 'E_RECORD', field(name, 'shape'), `[${shape.join(', ')}] holds more bytes than this writer can address`);
+    if (data !== null) {
+      if (!(data instanceof Uint8Array)) throw this.recordError(pass, 'E_RECORD', field(name, 'data'), 'expected a Uint8Array');
+      if (data.byteLength !== byteLength) {
+        throw this.recordError(pass, 'E_BYTE_LENGTH', field(name, 'data'), `${data.byteLength} bytes, but ${dtype} of shape [${shape.join(', ')}] needs ${byteLength} (row-major)`);
+      }
+    }
+    if (pass.names.has(name)) throw this.recordError(pass, 'E_DUPLICATE_BOUNDARY', field(name, 'name'), `boundary "${name}" was already recorded in pass ${pass.index}`);
+    let target: Uint8Array;
+    try {
+      target = this.encoder.open(pass.index, pass.records, dtype, shape, strides, name, stage, byteLength);
+    } catch (error) {
+      if (error instanceof FrameFieldError) throw this.recordError(pass, 'E_RECORD', error.field === 'name' ? 'record.name' : field(name, 'stage'), error.message);
+      throw error;
+    }
+    this.openName = name;
+    return target;
+  }
+
+  private recordError(pass: OpenPass, code: 'E_RECORD' | 'E_SHAPE' | 'E_BYTE_LENGTH' | 'E_DUPLICATE_BOUNDARY', where: string, message: string): BundleError {
+    return new BundleError(code, join(this.dir, passFileName(pass.index)), where, message);
   }
 
   private journal(line: JournalLine): void {
@@ -306,6 +360,11 @@ export class NativeBundleWriter {
     throw new BundleError('E_WRITER_STATE', this.dir, call, message);
   }
 }
+
+/** Names and stages are stored as UTF-8, which cannot hold an unpaired surrogate. */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
+const field = (name: string, part: string): string => `record ${JSON.stringify(name)}.${part}`;
 
 /** Creates `dir`, or accepts it if it exists empty; anything else is E_TARGET_NOT_EMPTY. */
 function prepareEmptyTarget(dir: string): void {

@@ -3,7 +3,7 @@
 import { closeSync, openSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import type { JournalHeader, JournalRecord } from './capture-journal.ts';
+import type { JournalBoundary, JournalHeader } from './capture-journal.ts';
 import { layoutOf } from './layout.ts';
 import {
   BUNDLE_SCHEMA_NAME,
@@ -27,7 +27,7 @@ export interface SealedPass {
   readonly boundaries: readonly BoundaryEntry[];
 }
 
-export function boundaryOfRecord(record: JournalRecord): BoundaryEntry {
+export function boundaryOfRecord(record: JournalBoundary): BoundaryEntry {
   return {
     name: record.name,
     stage: record.stage,
