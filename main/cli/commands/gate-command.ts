@@ -16,6 +16,8 @@ import { ReceiptError } from '../../core/receipt/errors.ts';
 import { defaultUserKey, loadPrivateKey, privateKeyModeWarning } from '../../core/receipt/keys.ts';
 import { formatAnnotations, formatStepSummary } from '../../core/report/github-actions.ts';
 import { formatHumanReport } from '../../core/report/human-report.ts';
+import { openBundle } from '../../core/bundle/bundle-reader.ts';
+import { compareLocalVsAccumulated, formatLocalVsAccumulated } from '../../core/capture/local-vs-accumulated.ts';
 import { formatJunit } from '../../core/report/junit-report.ts';
 import { serializeGateResult } from '../../core/report/json-report.ts';
 import { embeddedDefaults } from '../../core/tool/tool-info.ts';
@@ -322,10 +324,27 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
     }
   }
 
+  // With --isolate, the per-segment local error beside the accumulated error, before the report
+  // (whose last lines are the seals).
+  for (const item of result.cases) {
+    if (item.isolatedDir === null || item.nativeDir === null) continue;
+    io.stdout(await localVsAccumulatedSection(item.id, item.nativeDir, item.isolatedDir, item.reference.dir));
+  }
   io.stdout(formatHumanReport(result, { files }));
   if (writeFailed) {
     io.stderr('gate: an output could not be written: exit 1 whatever the seals say (a gate without its evidence does not pass)\n');
     return EXIT_FAILURE;
   }
   return result.seals.exitCode;
+}
+
+/** Layer isolation of one case: where each segment adds error on its own vs inherits it. */
+async function localVsAccumulatedSection(caseId: string, nativeDir: string, isolatedDir: string, referenceDir: string): Promise<string> {
+  const [native, isolated, reference] = await Promise.all([openBundle(nativeDir), openBundle(isolatedDir), openBundle(referenceDir)]);
+  try {
+    const rows = await compareLocalVsAccumulated(native, isolated, reference);
+    return `layer isolation, case ${caseId}: local error (reference inputs) beside accumulated error\n${formatLocalVsAccumulated(rows, { injectedOnly: true })}\n\n`;
+  } finally {
+    await Promise.all([native.close(), isolated.close(), reference.close()]);
+  }
 }
