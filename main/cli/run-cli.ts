@@ -2,6 +2,7 @@
 // and the Electron main process, which hands it its argv when asked for a headless command.
 import { toolInfo } from '../core/tool/tool-info.ts';
 import { CAPTURE_USAGE, runCaptureCommand } from './commands/capture-command.ts';
+import { EXPORT_WAV_USAGE, runExportWavCommand } from './commands/export-wav-command.ts';
 import { GATE_USAGE, runGateCommand } from './commands/gate-command.ts';
 import { KEYGEN_USAGE, runKeygenCommand } from './commands/keygen-command.ts';
 import { VERIFY_USAGE, runVerifyCommand } from './commands/verify-command.ts';
@@ -14,6 +15,7 @@ commands:
   capture     run an engine over a reference case and capture every boundary into a bundle
   verify      check a gate receipt's signature and the files it names
   keygen      create an Ed25519 key pair for signing receipts
+  export-wav  write a bundle's PCM stream (detok.pcm) as a 24 kHz float WAV
   help        show this help (trace-inspector help <command> for one command)
   --version   print the version and commit
 
@@ -25,6 +27,7 @@ const COMMAND_USAGE: Readonly<Record<string, string>> = {
   '--gate': GATE_USAGE,
   verify: VERIFY_USAGE,
   keygen: KEYGEN_USAGE,
+  'export-wav': EXPORT_WAV_USAGE,
 };
 
 export async function runCli(argv: readonly string[], io: CliIO): Promise<number> {
@@ -41,6 +44,8 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
         return await runVerifyCommand(rest, io);
       case 'keygen':
         return await runKeygenCommand(rest, io);
+      case 'export-wav':
+        return await runExportWavCommand(rest, io);
       case '--version': {
         const tool = toolInfo();
         io.stdout(`trace-inspector ${tool.version} (${tool.commit}${tool.dirty ? ', modified' : ''})\n`);

@@ -18,6 +18,7 @@ import { formatAnnotations, formatStepSummary } from '../../core/report/github-a
 import { formatHumanReport } from '../../core/report/human-report.ts';
 import { openBundle } from '../../core/bundle/bundle-reader.ts';
 import { compareLocalVsAccumulated, formatLocalVsAccumulated } from '../../core/capture/local-vs-accumulated.ts';
+import { formatAudioSummary, summarizeAudio } from '../../core/audio/audio-summary.ts';
 import { formatJunit } from '../../core/report/junit-report.ts';
 import { serializeGateResult } from '../../core/report/json-report.ts';
 import { embeddedDefaults } from '../../core/tool/tool-info.ts';
@@ -330,6 +331,13 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
     if (item.isolatedDir === null || item.nativeDir === null) continue;
     io.stdout(await localVsAccumulatedSection(item.id, item.nativeDir, item.isolatedDir, item.reference.dir));
   }
+  // Cases with PCM output: how the native audio compares as a whole (informative; verdicts
+  // come from each detok.pcm boundary's contract).
+  for (const item of result.cases) {
+    if (item.nativeDir === null) continue;
+    const line = await audioSection(item.id, item.nativeDir, item.reference.dir);
+    if (line !== null) io.stdout(line);
+  }
   io.stdout(formatHumanReport(result, { files }));
   if (writeFailed) {
     io.stderr('gate: an output could not be written: exit 1 whatever the seals say (a gate without its evidence does not pass)\n');
@@ -346,5 +354,15 @@ async function localVsAccumulatedSection(caseId: string, nativeDir: string, isol
     return `layer isolation, case ${caseId}: local error (reference inputs) beside accumulated error\n${formatLocalVsAccumulated(rows, { injectedOnly: true })}\n\n`;
   } finally {
     await Promise.all([native.close(), isolated.close(), reference.close()]);
+  }
+}
+
+async function audioSection(caseId: string, nativeDir: string, referenceDir: string): Promise<string | null> {
+  const [native, reference] = await Promise.all([openBundle(nativeDir), openBundle(referenceDir)]);
+  try {
+    const summary = await summarizeAudio(native, reference);
+    return summary === null ? null : formatAudioSummary(caseId, summary);
+  } finally {
+    await Promise.all([native.close(), reference.close()]);
   }
 }
