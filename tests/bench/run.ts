@@ -2,6 +2,7 @@
 // measured in the same run (never asserted: timings are evidence, not tests).
 import { benchCaptureOverhead } from './capture-overhead.bench.ts';
 import { benchComparator } from './comparator.bench.ts';
+import { benchRealTimeFactor } from './real-time-factor.bench.ts';
 
 interface Bench {
   title: string;
@@ -11,6 +12,7 @@ interface Bench {
 const benches: Bench[] = [
   { title: 'capture overhead (reference engine, worker thread)', run: benchCaptureOverhead },
   { title: 'comparator throughput and streaming memory', run: benchComparator },
+  { title: 'real-time factor, full pipeline (speech case)', run: benchRealTimeFactor },
 ];
 
 const only = process.argv.slice(2);
