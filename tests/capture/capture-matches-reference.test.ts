@@ -11,7 +11,7 @@ import { CASES, REFERENCE_ENGINE, freshTempDir, referenceBundle } from '../helpe
 const outRoot = freshTempDir('capture');
 const describeRow = (row: BoundaryDiffRow): string =>
   `pass ${row.pass} ${row.boundary}: ${row.status}${row.detail ? ` (${row.detail})` : ''}` +
-  (row.diff ? ` outside=${row.diff.outside}/${row.diff.elements} maxAbs=${row.diff.maxAbs} maxUlp=${row.diff.maxUlp}` : '');
+  (row.diff ? ` mismatches=${row.diff.mismatches}/${row.diff.elements} maxAbs=${row.diff.maxAbs} maxUlp=${row.diff.maxUlp}` : '');
 
 describe.each(CASES)('case %s', (caseId) => {
   let rows: BoundaryDiffRow[] = [];

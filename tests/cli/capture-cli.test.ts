@@ -23,6 +23,15 @@ describe('trace-inspector capture', () => {
     expect(readdirSync(out)).toContain('manifest.json');
   });
 
+  it('names the first divergence and marks the failing boundaries when the engine is perturbed (exit 0: capture reports, the gate judges)', () => {
+    const run = runCliProcess(['capture', '--bundle', referenceBundle('greedy'), '--option', 'perturb.kv_position_off_by_one=1', '--out', join(work, 'perturbed')]);
+    expect(run.status).toBe(0);
+    expect(run.stdout).toContain('first divergence: pass 1 backbone.l2.k_append (outside)');
+    expect(run.stdout).toMatch(/backbone\.l2\.k_append\s+F32\s+\[1,2,16\]\s+faithful\s+\S+\s+\d+\s+OUTSIDE \d+\/32 \(first at pass 1\)/);
+    expect(run.stdout).toMatch(/sampler\.text\.token\s+I32\s+\[1\]\s+bit_exact\s+(identical|DIFFERS)/);
+    expect(run.stdout).not.toMatch(/ 0 failing,/);
+  });
+
   it('prints one row per pass and boundary with --per-pass', () => {
     const run = runCliProcess(['capture', '--bundle', referenceBundle('greedy'), '--out', join(work, 'per-pass'), '--per-pass']);
     expect(run.status).toBe(0);

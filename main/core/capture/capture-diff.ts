@@ -1,10 +1,11 @@
-// Pairs the records of a native bundle with a reference bundle by (pass, boundary) and diffs
-// each pair under the reference's contract: the quick per-boundary check that `capture`
-// prints. (The gate's comparator adds the full statistics, classification and verdicts.)
+// Pairs the records of a native bundle with a reference bundle by (pass, boundary) and judges
+// each pair with the comparator (compareBoundary) under the reference's contract: the compact
+// per-boundary view that `capture` prints. The gate adds verdicts, oracles and the ledger.
 import type { TraceBundle } from '../bundle/bundle-reader.ts';
 import { isFloatDType, type DType } from '../bundle/dtype.ts';
-import type { BoundaryEntry, Contract } from '../bundle/manifest-schema.ts';
-import { diffElements, type ElementDiff, type ElementTolerance } from '../compare/element-diff.ts';
+import type { BoundaryEntry } from '../bundle/manifest-schema.ts';
+import { compareBoundary } from '../compare/compare-boundary.ts';
+import type { BoundaryComparison } from '../compare/comparison-types.ts';
 
 export type BoundaryDiffStatus =
   | 'identical' // every element equal (bit for bit; NaN equals NaN)
@@ -13,7 +14,15 @@ export type BoundaryDiffStatus =
   | 'differs' // a bit-exact boundary that differs
   | 'missing' // in the reference, not in the native run
   | 'extra' // in the native run, not in the reference
-  | 'mismatch'; // dtype or shape disagree: values not comparable
+  | 'mismatch'; // dtype, shape or layout disagree, or the contract cannot be evaluated
+
+/** The element statistics the table shows, from the comparator's result. */
+export interface BoundaryDiffStats {
+  elements: number;
+  mismatches: number;
+  maxAbs: number;
+  maxUlp: number;
+}
 
 export interface BoundaryDiffRow {
   pass: number;
@@ -25,20 +34,10 @@ export interface BoundaryDiffRow {
   contract: 'bit_exact' | 'faithful' | 'none';
   status: BoundaryDiffStatus;
   detail: string;
-  diff: ElementDiff | null;
+  diff: BoundaryDiffStats | null;
 }
 
-export function toleranceOf(contract: Contract | null): ElementTolerance | null {
-  if (contract === null || contract.kind === 'bit_exact') return null;
-  return {
-    abs: contract.abs,
-    rel: contract.rel,
-    maxUlp: contract.max_ulp,
-    signedZeroMustMatch: contract.signed_zero === 'must_match',
-  };
-}
-
-function rowFor(pass: number, entry: BoundaryEntry, status: BoundaryDiffStatus, detail = '', diff: ElementDiff | null = null): BoundaryDiffRow {
+function rowFor(pass: number, entry: BoundaryEntry, status: BoundaryDiffStatus, detail = '', diff: BoundaryDiffStats | null = null): BoundaryDiffRow {
   return {
     pass,
     boundary: entry.name,
@@ -53,8 +52,10 @@ function rowFor(pass: number, entry: BoundaryEntry, status: BoundaryDiffStatus, 
   };
 }
 
-function sameShape(a: readonly number[], b: readonly number[]): boolean {
-  return a.length === b.length && a.every((extent, i) => extent === b[i]);
+function statusOf(comparison: BoundaryComparison): BoundaryDiffStatus {
+  if (comparison.passed && comparison.maxAbs === 0 && comparison.maxUlp === 0 && comparison.mismatches === 0) return 'identical';
+  if (comparison.contract.kind === 'bit_exact') return comparison.passed ? 'identical' : 'differs';
+  return comparison.passed ? 'within' : 'outside';
 }
 
 /** Diff every (pass, boundary) of the reference against the native bundle, in execution order. */
@@ -64,32 +65,23 @@ export async function diffCapture(native: TraceBundle, reference: TraceBundle): 
     const seen = new Set<string>();
     for (const referenceEntry of referencePass.boundaries) {
       seen.add(referenceEntry.name);
-      const nativeEntry = native.boundary(referencePass.index, referenceEntry.name);
-      if (nativeEntry === undefined) {
-        rows.push(rowFor(referencePass.index, referenceEntry, 'missing'));
+      const comparison = await compareBoundary({ native, reference }, referencePass.index, referenceEntry.name);
+      if (comparison.structural !== null) {
+        const status = comparison.structural.problem === 'missing' ? 'missing' : 'mismatch';
+        rows.push(rowFor(referencePass.index, referenceEntry, status, `${comparison.structural.problem}: ${comparison.structural.detail}`));
         continue;
       }
-      if (nativeEntry.dtype !== referenceEntry.dtype) {
-        rows.push(rowFor(referencePass.index, referenceEntry, 'mismatch', `dtype ${nativeEntry.dtype} vs ${referenceEntry.dtype}`));
+      if (comparison.gap !== null) {
+        rows.push(rowFor(referencePass.index, referenceEntry, 'mismatch', `not evaluable: ${comparison.gap}`));
         continue;
       }
-      if (!sameShape(nativeEntry.shape, referenceEntry.shape)) {
-        rows.push(
-          rowFor(referencePass.index, referenceEntry, 'mismatch', `shape [${nativeEntry.shape.join(',')}] vs [${referenceEntry.shape.join(',')}]`),
-        );
-        continue;
-      }
-      const [nativeTensor, referenceTensor] = await Promise.all([
-        native.readBoundary(referencePass.index, referenceEntry.name),
-        reference.readBoundary(referencePass.index, referenceEntry.name),
-      ]);
-      const tolerance = toleranceOf(referenceEntry.contract);
-      const diff = diffElements(referenceEntry.dtype, referenceEntry.shape, nativeTensor.data, referenceTensor.data, tolerance);
-      let status: BoundaryDiffStatus;
-      if (diff.differing === 0 && diff.outside === 0) status = 'identical';
-      else if (tolerance === null) status = 'differs';
-      else status = diff.outside === 0 ? 'within' : 'outside';
-      rows.push(rowFor(referencePass.index, referenceEntry, status, '', diff));
+      const stats: BoundaryDiffStats = {
+        elements: comparison.elements,
+        mismatches: comparison.mismatches,
+        maxAbs: comparison.maxAbs,
+        maxUlp: comparison.maxUlp,
+      };
+      rows.push(rowFor(referencePass.index, referenceEntry, statusOf(comparison), '', stats));
     }
     const nativePass = native.passes.find((pass) => pass.index === referencePass.index);
     for (const nativeEntry of nativePass?.boundaries ?? []) {

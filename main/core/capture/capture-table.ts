@@ -30,9 +30,9 @@ function resultText(row: BoundaryDiffRow): string {
     case 'within':
       return 'within bound';
     case 'outside':
-      return `OUTSIDE ${row.diff ? `${row.diff.outside}/${row.diff.elements}` : ''}`.trim();
+      return `OUTSIDE ${row.diff ? `${row.diff.mismatches}/${row.diff.elements}` : ''}`.trim();
     case 'differs':
-      return `DIFFERS ${row.diff ? `${row.diff.differing}/${row.diff.elements}` : ''}`.trim();
+      return `DIFFERS ${row.diff ? `${row.diff.mismatches}/${row.diff.elements}` : ''}`.trim();
     case 'missing':
       return 'MISSING in native';
     case 'extra':
