@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { BoundaryComparison } from '../../main/core/compare/comparison-types.ts';
 import { emptyCounts, type BoundaryVerdict, type CaseResult, type ComparisonRecord, type GateResult, type Verdict } from '../../main/core/gate/gate-types.ts';
+import { gateReceiptPredicate } from '../../main/core/gate/gate-receipt.ts';
 import { computeSeals } from '../../main/core/gate/seals.ts';
 import { escapeCommandData, escapeCommandProperty, formatAnnotations, formatStepSummary, workflowCommand } from '../../main/core/report/github-actions.ts';
 import { formatHumanReport } from '../../main/core/report/human-report.ts';
@@ -113,6 +114,7 @@ function caseResult(id: string, verdicts: BoundaryVerdict[]): CaseResult {
     firstDivergence: first === -1 ? null : first,
     unreadable: null,
     gaps: [{ id: `oracle_absent:${id}`, case: id, reason: NASTY }],
+    audio: [],
   };
 }
 
@@ -254,5 +256,77 @@ describe('JSON report', () => {
     expect(failing?.reference?.maxAbs).toBe('NaN');
     expect(failing?.reference?.maxUlp).toBe('Infinity');
     expect(parsed.seals.lines[0]).toBe('FIDELITY: FAIL');
+  });
+});
+
+describe('audio bounds in every report', () => {
+  /** A PCM case whose stream broke max_null_residual_dbfs on the row of its last pass; -Infinity and Infinity among the metrics. */
+  const audioGate = (): GateResult => {
+    const streamRow = row('pcm', 5, 'detok.pcm', 'FAIL', 'audio stream of detok.pcm over passes 0-3, 5 (9600 samples): null-test residual -38.3 dBFS exceeds max_null_residual_dbfs -60');
+    streamRow.kind = 'audio';
+    streamRow.reference = record({
+      pass: 5,
+      boundary: 'detok.pcm',
+      audio: {
+        samples: 1920,
+        metrics: { esr: 0, snrDb: Number.POSITIVE_INFINITY, mrStft: 0, nullResidualDbfs: Number.NEGATIVE_INFINITY, nullOffset: 0 },
+        bounds: { max_esr: null, min_snr_db: null, max_mr_stft: null, max_null_residual_dbfs: -60, max_null_offset: 2 },
+        violations: [],
+        passed: true,
+      },
+    });
+    const item = caseResult('pcm', [row('pcm', 0, 'detok.pcm', 'PASS'), streamRow]);
+    item.audio = [
+      {
+        boundary: 'detok.pcm',
+        passes: [0, 1, 2, 3, 5],
+        passRange: '0-3, 5',
+        samples: 9600,
+        metrics: { esr: 0.04, snrDb: 13.57, mrStft: 4.39, nullResidualDbfs: -38.31, nullOffset: 1 },
+        bounds: { max_esr: null, min_snr_db: null, max_mr_stft: null, max_null_residual_dbfs: -60, max_null_offset: 2 },
+        violations: [{ bound: 'max_null_residual_dbfs', value: -38.31, limit: -60 }],
+        passed: false,
+        verdictPass: 5,
+      },
+    ];
+    return result([item]);
+  };
+
+  it('human, JUnit and the step summary list the stream with its metrics, bounds and verdict; the row says kind audio', () => {
+    const gate = audioGate();
+    const line = 'detok.pcm passes 0-3, 5 (9600 samples): FAIL — ESR 0.04, SNR 13.57 dB, MR-STFT distance 4.39, null-test residual -38.31 dBFS (max -60), null-test offset 1 samples (max 2)';
+    const human = formatHumanReport(gate);
+    expect(human).toContain(`audio    pcm ${line}`);
+    expect(human).toMatch(/^FAIL +pcm +5 +detok\.pcm +audio /m);
+    const audioProperties = findAll(parseXml(formatJunit(gate)), 'property').filter((property) => property.attributes['name'] === 'audio');
+    expect(audioProperties.map((property) => property.attributes['value'])).toEqual([line]);
+    expect(formatStepSummary(gate)).toContain('**Audio streams:**\n\n- pcm: `detok.pcm` passes 0-3, 5 (9600 samples): FAIL');
+    expect(formatAnnotations(gate, { workspace: '/work/ws' })[0]).toContain('title=FAIL pass 5 / detok.pcm (case pcm)::first divergence: audio: audio stream of detok.pcm over passes 0-3, 5');
+  });
+
+  it('JSON keeps the non-finite metrics as strings; the receipt carries the stream and each record\'s metrics', () => {
+    const gate = audioGate();
+    const parsed = JSON.parse(serializeGateResult(gate)) as { cases: { verdicts: { reference: { audio: { metrics: Record<string, unknown> } } }[]; audio: unknown[] }[] };
+    expect(parsed.cases[0]?.verdicts[1]?.reference.audio.metrics).toMatchObject({ snrDb: 'Infinity', nullResidualDbfs: '-Infinity' });
+    expect(parsed.cases[0]?.audio).toHaveLength(1);
+    const predicate = gateReceiptPredicate(gate) as {
+      cases: { audio: unknown[] }[];
+      verdicts: { columns: readonly string[]; cases: { passes: { pass: number; rows: unknown[][] }[] }[] };
+    };
+    expect(predicate.cases[0]?.audio).toEqual([
+      {
+        boundary: 'detok.pcm',
+        passes: '0-3, 5',
+        samples: 9600,
+        passed: false,
+        metrics: { esr: 0.04, snrDb: 13.57, mrStft: 4.39, nullResidualDbfs: -38.31, nullOffset: 1 },
+        bounds: { max_esr: null, min_snr_db: null, max_mr_stft: null, max_null_residual_dbfs: -60, max_null_offset: 2 },
+        violations: [{ bound: 'max_null_residual_dbfs', value: -38.31, limit: -60 }],
+      },
+    ]);
+    const column = predicate.verdicts.columns.indexOf('referenceAudio');
+    const rowOf = (pass: number): unknown[] | undefined => predicate.verdicts.cases[0]?.passes.find((entry) => entry.pass === pass)?.rows[0];
+    expect(rowOf(5)?.[column]).toEqual([0, Number.POSITIVE_INFINITY, 0, Number.NEGATIVE_INFINITY, 0, []]);
+    expect(rowOf(0)?.[column]).toBeNull();
   });
 });

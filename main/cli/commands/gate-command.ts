@@ -331,8 +331,9 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
     if (item.isolatedDir === null || item.nativeDir === null) continue;
     io.stdout(await localVsAccumulatedSection(item.id, item.nativeDir, item.isolatedDir, item.reference.dir));
   }
-  // Cases with PCM output: how the native audio compares as a whole (informative; verdicts
-  // come from each detok.pcm boundary's contract).
+  // Cases with PCM output: how the native audio compares as a whole (informative, whatever the
+  // contracts say; audio bounds declared in a contract are judged by the gate and listed in the
+  // report's own `audio` lines).
   for (const item of result.cases) {
     if (item.nativeDir === null) continue;
     const line = await audioSection(item.id, item.nativeDir, item.reference.dir);

@@ -37,12 +37,7 @@ export async function readPcmStream(bundle: TraceBundle, boundary: string = DEFA
       throw new BundleError('E_SHAPE', bundle.manifestPath, at('valid'), `"${boundary}" valid region must be on axis 0, got axis ${valid.axis}`);
     }
     const length = valid === null ? extent : Math.min(valid.length, extent);
-    const tensor = await bundle.readBoundary(position, boundary);
-    // Copy into an aligned buffer: the tensor bytes may start at any offset. Little-endian f32.
-    const view = new DataView(tensor.data.buffer, tensor.data.byteOffset, tensor.data.byteLength);
-    const frame = new Float32Array(length);
-    for (let i = 0; i < length; i++) frame[i] = view.getFloat32(i * 4, true);
-    parts.push(frame);
+    parts.push(await readPcmFrame(bundle, position, boundary, length));
     passes.push(pass.index);
   }
   const total = parts.reduce((sum, part) => sum + part.length, 0);
@@ -53,4 +48,17 @@ export async function readPcmStream(bundle: TraceBundle, boundary: string = DEFA
     offset += part.length;
   }
   return { sampleRate: PCM_SAMPLE_RATE, samples, passes };
+}
+
+/**
+ * The first `length` samples of one record (`passIndex` is the pass's position in the manifest),
+ * digest-checked by the reader. The caller has checked that the record is F32 and long enough.
+ */
+export async function readPcmFrame(bundle: TraceBundle, passIndex: number, boundary: string, length: number): Promise<Float32Array> {
+  const tensor = await bundle.readBoundary(passIndex, boundary);
+  // Copy into an aligned buffer: the tensor bytes may start at any offset. Little-endian f32.
+  const view = new DataView(tensor.data.buffer, tensor.data.byteOffset, tensor.data.byteLength);
+  const frame = new Float32Array(length);
+  for (let i = 0; i < length; i++) frame[i] = view.getFloat32(i * 4, true);
+  return frame;
 }

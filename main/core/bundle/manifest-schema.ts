@@ -23,6 +23,7 @@ const GitRevisionSchema = z
   .regex(/^[0-9a-f]{7,64}$/, { error: 'expected the git commit of the generator source (7 to 64 lowercase hex characters)' });
 const Count = z.int().min(0);
 const NonNegativeFinite = z.number().min(0).refine(Number.isFinite, { error: 'expected a finite number' });
+const Finite = z.number().refine(Number.isFinite, { error: 'expected a finite number' });
 export const ShapeSchema = z.array(Count);
 export const StridesSchema = z.array(z.int());
 
@@ -95,11 +96,44 @@ export function provenanceSchemaFor(kind: BundleKind) {
 export const NanPolicySchema = z.enum(['positions', 'positions_and_payload']);
 export const SignedZeroPolicySchema = z.enum(['ignore', 'must_match']);
 
+/**
+ * Bounds on the audio metrics of a PCM boundary (docs/audio.md), each null when not bounded:
+ * every record (one pass's valid samples) and the whole stream must keep inside them. Like the
+ * element tolerances they derive from the precision contract, never from what passes, and
+ * `derivation` says how.
+ */
+export const AudioBoundsSchema = z.strictObject({
+  /** Error-to-signal ratio Σ(n−r)²/Σr² at most this. */
+  max_esr: NonNegativeFinite.nullable(),
+  /** SNR 10·log10(Σr²/Σ(n−r)²) in dB at least this. */
+  min_snr_db: Finite.nullable(),
+  /** Multi-resolution STFT distance at most this. */
+  max_mr_stft: NonNegativeFinite.nullable(),
+  /** Null-test residual (at the best-aligning offset) at most this many dBFS. */
+  max_null_residual_dbfs: Finite.nullable(),
+  /** |offset| of the null test's best alignment at most this many samples. */
+  max_null_offset: Count.nullable(),
+  /** Where the numbers come from: the element contract and precision they follow from. */
+  derivation: NonEmptyString,
+});
+export type AudioBounds = z.infer<typeof AudioBoundsSchema>;
+/** The bound fields of AudioBounds, in the order reports list them. */
+export const AUDIO_BOUND_NAMES = ['max_esr', 'min_snr_db', 'max_mr_stft', 'max_null_residual_dbfs', 'max_null_offset'] as const;
+export type AudioBoundName = (typeof AUDIO_BOUND_NAMES)[number];
+
 export const BitExactContractSchema = z.strictObject({
   kind: z.literal('bit_exact'),
   nan_policy: NanPolicySchema,
   signed_zero: SignedZeroPolicySchema,
   reason: NonEmptyString,
+  // Identical samples already mean ESR 0, SNR Infinity, MR-STFT 0 and no residual at offset 0:
+  // audio bounds there could only be redundant or contradictory, so they are refused.
+  audio: z
+    .never({
+      error:
+        'a bit_exact contract already requires identical samples (ESR 0, SNR Infinity, MR-STFT 0, no null residual at offset 0): audio bounds belong on a faithful contract',
+    })
+    .optional(),
 });
 
 /** What a faithful tolerance derives from: never "what passes". */
@@ -124,6 +158,8 @@ export const FaithfulContractSchema = z.strictObject({
   nan_policy: NanPolicySchema,
   signed_zero: SignedZeroPolicySchema,
   derivation: ContractDerivationSchema,
+  /** Optional bounds on the audio metrics of a PCM boundary (absent: only the elements are judged). */
+  audio: AudioBoundsSchema.optional(),
 });
 
 export const ContractSchema = z.discriminatedUnion('kind', [BitExactContractSchema, FaithfulContractSchema]);
@@ -371,6 +407,7 @@ function semanticIssues(manifest: BundleManifest): BundleIssue[] {
       names.add(boundary.name);
       claimKey([...at, 'key'], pass.file, boundary.key);
       checkBoundaryTensor(boundary, at, out);
+      checkAudioBounds(boundary, at, out);
       if (needsContracts && boundary.contract === null) {
         out.add('E_CONTRACT', [...at, 'contract'], `a ${manifest.kind} bundle declares bit_exact or faithful for every boundary`);
       }
@@ -429,5 +466,21 @@ function checkBoundaryTensor(boundary: BoundaryEntry, at: readonly PropertyKey[]
     const extent = shape[axis];
     if (extent === undefined) out.add('E_SHAPE', [...at, 'valid', 'axis'], `axis ${axis} does not exist in shape [${shape.join(', ')}]`);
     else if (length > extent) out.add('E_SHAPE', [...at, 'valid', 'length'], `${length} exceeds the extent ${extent} of axis ${axis}`);
+  }
+}
+
+/** Audio bounds need PCM (one-dimensional F32, valid samples a prefix) and must bound something. */
+function checkAudioBounds(boundary: BoundaryEntry, at: readonly PropertyKey[], out: IssueList): void {
+  const contract = boundary.contract;
+  if (contract === null || contract.kind !== 'faithful' || contract.audio === undefined) return;
+  const field = [...at, 'contract', 'audio'];
+  if (boundary.dtype !== 'F32' || boundary.shape.length !== 1) {
+    out.add('E_CONTRACT', field, `audio bounds need a one-dimensional F32 PCM boundary; "${boundary.name}" is ${boundary.dtype} [${boundary.shape.join(', ')}]`);
+  } else if (boundary.valid !== null && boundary.valid.axis !== 0) {
+    out.add('E_CONTRACT', field, `audio bounds need the valid samples on axis 0; "${boundary.name}" declares axis ${boundary.valid.axis}`);
+  }
+  const audio = contract.audio;
+  if (AUDIO_BOUND_NAMES.every((name) => audio[name] === null)) {
+    out.add('E_CONTRACT', field, `bounds nothing: set at least one of ${AUDIO_BOUND_NAMES.join(', ')}, or leave "audio" out`);
   }
 }

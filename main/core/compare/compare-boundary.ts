@@ -24,6 +24,7 @@ import {
   unitsPerElement,
   type KernelMode,
 } from './compare-kernels.ts';
+import { compareAudio } from './compare-audio.ts';
 import type { BoundaryComparison, MismatchClass, OracleError, SideCensus, StructuralProblem, TieAnalysis } from './comparison-types.ts';
 
 export const DEFAULT_CHUNK_BYTES = 8 * 1024 * 1024;
@@ -95,6 +96,7 @@ function blankResult(pass: number, entry: BoundaryEntry, contract: Contract): Bo
     padded: 0,
     maxAbsExact: null,
     oracleRel: null,
+    audio: null,
     notes: [],
   };
 }
@@ -121,7 +123,7 @@ const shapeText = (shape: readonly number[]): string => `[${shape.join(', ')}]`;
  * Copies a chunked byte stream into fixed windows, whatever the producer's chunk sizes, with one
  * chunk read ahead (so the next read runs while the current window is compared).
  */
-class ChunkStream {
+export class ChunkStream {
   private chunk: Uint8Array | null = null;
   private offset = 0;
   private pending: Promise<IteratorResult<Uint8Array, void>> | null;
@@ -191,7 +193,7 @@ class ChunkStream {
 const DECODE_UNITS = 65536;
 
 /** Values of units [from, from + count) of a window, as doubles (C64: components). */
-function decodeUnits(dtype: DType, bytes: Uint8Array, from: number, count: number, out: Float64Array): void {
+export function decodeUnits(dtype: DType, bytes: Uint8Array, from: number, count: number, out: Float64Array): void {
   const { buffer, byteOffset } = bytes;
   switch (dtype) {
     case 'F32':
@@ -463,6 +465,10 @@ export async function compareBoundary(sides: CompareSides, pass: number, name: s
       }
     }
     if (result.structural === null) await tieAnalysis(sides, pass, name, state, result, secondLookLimit);
+    if (result.structural === null && contract.kind === 'faithful' && contract.audio !== undefined) {
+      result.audio = await compareAudio(sides, pass, name, referenceEntry, contract.audio);
+      if (result.audio === null) result.notes.push(`audio bounds not judged: "${name}" is not one-dimensional F32 PCM on both sides`);
+    }
     return finish(result, gap);
   } finally {
     releaseWorkspace(workspace);
@@ -514,7 +520,7 @@ function resultOf(blank: BoundaryComparison, st: KernelState, notes: string[]): 
 }
 
 function finish(result: BoundaryComparison, gap: string | null): BoundaryComparison {
-  const failed = result.structural !== null || result.mismatches > 0 || result.oracleRel?.passed === false;
+  const failed = result.structural !== null || result.mismatches > 0 || result.oracleRel?.passed === false || result.audio?.passed === false;
   const outcome = failed ? 'fail' : gap !== null ? 'gap' : 'pass';
   return { ...result, gap, outcome, passed: outcome === 'pass' };
 }

@@ -3,7 +3,7 @@
 // reports and the receipt serialise it, the app shows it. Non-finite numbers may appear in
 // values; serialisers write them as strings.
 import type { DType } from '../bundle/dtype.ts';
-import type { Contract } from '../bundle/manifest-schema.ts';
+import type { AudioBoundName, AudioBounds, Contract } from '../bundle/manifest-schema.ts';
 
 /** What kind of disagreement an element (or a whole boundary) shows. */
 export type MismatchClass =
@@ -63,6 +63,34 @@ export interface TieAnalysis {
   orderAgrees: boolean;
 }
 
+/** The audio metrics of a native PCM signal against its reference (docs/audio.md). */
+export interface AudioMetricValues {
+  esr: number;
+  snrDb: number;
+  mrStft: number;
+  nullResidualDbfs: number;
+  /** The null test's best-aligning offset: native[i + offset] lines up with reference[i]. */
+  nullOffset: number;
+}
+
+/** A bound the metrics broke: which, the value measured and the bound it broke. */
+export interface AudioViolation {
+  bound: AudioBoundName;
+  value: number;
+  limit: number;
+}
+
+/** The audio metrics of one record (the valid samples of one pass) judged against the contract's bounds. */
+export interface AudioComparison {
+  /** Valid samples measured (the reference's valid region). */
+  samples: number;
+  metrics: AudioMetricValues;
+  bounds: Omit<AudioBounds, 'derivation'>;
+  /** Every bound broken, in AUDIO_BOUND_NAMES order; empty when inside them all. */
+  violations: AudioViolation[];
+  passed: boolean;
+}
+
 export interface BoundaryComparison {
   pass: number;
   boundary: string;
@@ -108,7 +136,7 @@ export interface BoundaryComparison {
    * `passed` is false; the gate turns it into a GAP unless the values themselves failed.
    */
   gap: string | null;
-  /** The verdict the fields imply: 'fail' (structural or element failure, or the oracle bound), else 'gap' when gap is set, else 'pass'. */
+  /** The verdict the fields imply: 'fail' (structural or element failure, the oracle bound, or an audio bound), else 'gap' when gap is set, else 'pass'. */
   outcome: 'pass' | 'fail' | 'gap';
   /** Elements compared by value (inside the valid region) and elements past it (padding). */
   compared: number;
@@ -117,6 +145,11 @@ export interface BoundaryComparison {
   maxAbsExact: string | null;
   /** The oracle_rel check: RMS(native - oracle) <= bound * RMS(oracle), over elements finite on both. */
   oracleRel: { bound: number; nativeRmse: number; oracleRms: number; passed: boolean } | null;
+  /**
+   * Audio metrics of this record against its reference, when the contract bounds them (a
+   * faithful contract with `audio`); null otherwise. A broken bound fails the comparison.
+   */
+  audio: AudioComparison | null;
   /** Informative remarks: a skipped layout check, an incompatible oracle, ... */
   notes: string[];
 }

@@ -11,7 +11,16 @@ import type { Contract, PassEntry } from '../bundle/manifest-schema.ts';
 import { compareBoundary } from '../compare/compare-boundary.ts';
 import type { BoundaryComparison } from '../compare/comparison-types.ts';
 import { canonicalJson } from '../receipt/canonical-json.ts';
-import { emptyCounts, type BoundaryVerdict, type ComparisonRecord, type LedgerEntry, type OracleSide, type VerdictCounts } from './gate-types.ts';
+import { applyAudioStream, judgeAudioStreams } from './audio-stream-verdicts.ts';
+import {
+  emptyCounts,
+  type AudioStreamJudgement,
+  type BoundaryVerdict,
+  type ComparisonRecord,
+  type LedgerEntry,
+  type OracleSide,
+  type VerdictCounts,
+} from './gate-types.ts';
 import { findLedgerEntry } from './ledger.ts';
 import { judgeBoundary, type CatalogueStance } from './verdicts.ts';
 
@@ -38,6 +47,12 @@ export interface CaseJudgeInput {
   /** Contracts used, by id; filled in as comparisons are made. */
   contracts: Record<string, Contract>;
   chunkBytes?: number;
+  /**
+   * Judge only these passes (default: every pass of either bundle). The app judges a run pass by
+   * pass as it steps; rows of different passes never depend on each other, so the union of the
+   * per-pass judgements equals the judgement of the whole case.
+   */
+  passes?: readonly number[];
   onCompared?: (done: number, total: number) => void;
 }
 
@@ -47,6 +62,8 @@ export interface CaseJudgement {
   compared: number;
   /** The first evidence read failure (a digest mismatch, a truncated file), if any. */
   unreadable: string | null;
+  /** PCM boundaries whose contracts bound the audio, judged over their stream (of the judged passes). */
+  audio: AudioStreamJudgement[];
 }
 
 export function contractIdOf(contract: Contract): string {
@@ -89,11 +106,12 @@ const END_OF_AUDIO_CODE = 32;
  * end-of-audio (`depth.codes[0] == 32`). When the reference cannot tell, a frame counts as not
  * end-of-audio, so an `audio_frame` boundary native failed to emit is a FAIL, never a gap.
  */
-async function passFactsOf(reference: TraceBundle, description: EngineDescription): Promise<Map<number, PassFacts>> {
+async function passFactsOf(reference: TraceBundle, description: EngineDescription, only: ReadonlySet<number> | null): Promise<Map<number, PassFacts>> {
   const pcmIn = reference.input('pcm_in') !== undefined;
   const needsFrames = description.boundaries.some((boundary) => boundary.emit === 'audio_frame');
   const facts = new Map<number, PassFacts>();
   for (const pass of reference.passes) {
+    if (only !== null && !only.has(pass.index)) continue;
     let endOfAudio = false;
     const codes = needsFrames && pass.mode === 'audio' ? reference.boundary(pass.index, 'depth.codes') : undefined;
     if (codes !== undefined && codes.dtype === 'I32' && codes.byte_length >= 4) {
@@ -106,11 +124,12 @@ async function passFactsOf(reference: TraceBundle, description: EngineDescriptio
 }
 
 /** Every row of the case, in execution order: pass, then catalogue order. */
-function slotsOf(input: CaseJudgeInput, catalogue: ReadonlyMap<string, number>): Slot[] {
+function slotsOf(input: CaseJudgeInput, catalogue: ReadonlyMap<string, number>, only: ReadonlySet<number> | null): Slot[] {
   const slots: Slot[] = [];
   const passes = new Map<number, PassEntry>();
   for (const pass of input.reference.passes) passes.set(pass.index, pass);
   for (const pass of input.native?.passes ?? []) if (!passes.has(pass.index)) passes.set(pass.index, pass);
+  if (only !== null) for (const index of [...passes.keys()]) if (!only.has(index)) passes.delete(index);
   for (const index of [...passes.keys()].sort((a, b) => a - b)) {
     const referencePass = input.reference.passes.find((pass) => pass.index === index);
     const nativePass = input.native?.passes.find((pass) => pass.index === index);
@@ -143,8 +162,9 @@ function slotsOf(input: CaseJudgeInput, catalogue: ReadonlyMap<string, number>):
 export async function judgeCase(input: CaseJudgeInput): Promise<CaseJudgement> {
   const catalogue = new Map(input.description.boundaries.map((boundary, index) => [boundary.name, index]));
   const catalogueByName = new Map(input.description.boundaries.map((boundary) => [boundary.name, boundary]));
-  const slots = slotsOf(input, catalogue);
-  const passFacts = await passFactsOf(input.reference, input.description);
+  const only = input.passes === undefined ? null : new Set(input.passes);
+  const slots = slotsOf(input, catalogue, only);
+  const passFacts = await passFactsOf(input.reference, input.description, only);
   const verdicts: BoundaryVerdict[] = [];
   const counts = emptyCounts();
   let compared = 0;
@@ -231,5 +251,8 @@ export async function judgeCase(input: CaseJudgeInput): Promise<CaseJudgement> {
     });
     input.onCompared?.(done + 1, slots.length);
   }
-  return { verdicts, counts, compared, unreadable };
+  // Audio bounds hold over the whole stream too, which no single row sees (audio-stream-verdicts.ts).
+  const audio = native === null || input.nativeUnreadable !== null ? [] : await judgeAudioStreams(reference, native, verdicts);
+  for (const judgement of audio) applyAudioStream(verdicts, counts, judgement);
+  return { verdicts, counts, compared, unreadable, audio };
 }

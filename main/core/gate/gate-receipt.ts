@@ -50,6 +50,8 @@ function stat(value: number | null | undefined): number | null {
  *                      (mismatches is the structural problem's name when there is one)
  *   rmseVsOracle       RMS error of native against the fp64 oracle
  *   oracle*            native vs the fp64 oracle under the oracle's contract
+ *   referenceAudio     when the reference contract bounds the audio: the record's
+ *                      [ESR, SNR dB, MR-STFT, null residual dBFS, null offset, broken bounds]
  *
  * Each contract was read from the reference (or oracle) manifest at (case, pass, boundary); the
  * manifests are subjects of the receipt, so their sha256 pins every contract's full text,
@@ -71,9 +73,36 @@ export const VERDICT_COLUMNS = [
   'oracleMismatches',
   'oracleMaxAbs',
   'oracleMaxUlp',
+  'referenceAudio',
 ] as const;
 
-type Cell = string | number | null | (number | null)[];
+type Cell = string | number | null | (number | string | string[] | null)[];
+
+function audioCell(record: ComparisonRecord | null): Cell {
+  const audio = record?.audio;
+  if (audio == null) return null;
+  const { metrics } = audio;
+  return [stat(metrics.esr), stat(metrics.snrDb), stat(metrics.mrStft), stat(metrics.nullResidualDbfs), metrics.nullOffset, audio.violations.map((violation) => violation.bound)];
+}
+
+/** Each bounded stream: its passes, metrics, the bounds it was held to and which it broke. */
+function audioStreams(item: GateResult['cases'][number]): Record<string, unknown>[] {
+  return (item.audio ?? []).map((judgement) => ({
+    boundary: judgement.boundary,
+    passes: judgement.passRange,
+    samples: judgement.samples,
+    passed: judgement.passed,
+    metrics: {
+      esr: stat(judgement.metrics.esr),
+      snrDb: stat(judgement.metrics.snrDb),
+      mrStft: stat(judgement.metrics.mrStft),
+      nullResidualDbfs: stat(judgement.metrics.nullResidualDbfs),
+      nullOffset: judgement.metrics.nullOffset,
+    },
+    bounds: judgement.bounds,
+    violations: judgement.violations.map((violation) => ({ bound: violation.bound, value: stat(violation.value), limit: violation.limit })),
+  }));
+}
 
 function contractCell(result: GateResult, record: ComparisonRecord | null): Cell {
   const contract = record === null ? undefined : result.contracts[record.contractId];
@@ -103,6 +132,7 @@ function verdictRow(result: GateResult, verdict: BoundaryVerdict): Cell[] {
     mismatches(oracle),
     stat(oracle?.maxAbs),
     stat(oracle?.maxUlp),
+    audioCell(reference),
   ];
 }
 
@@ -176,6 +206,7 @@ export function gateReceiptPredicate(result: GateResult): Record<string, unknown
       },
       counts: item.counts,
       compared: item.compared,
+      audio: audioStreams(item),
     })),
     verdicts: verdictTable(result),
   };

@@ -394,6 +394,7 @@ export async function runGate(options: GateOptions, progress?: (event: GateProgr
       firstDivergence: firstDivergence === -1 ? null : firstDivergence,
       unreadable: judged.unreadable,
       gaps: caseGaps,
+      audio: judged.audio,
     });
     progress?.({ kind: 'case_end', case: item.caseId, caseIndex, caseCount: prepared.length, counts: judged.counts, run: run.outcome.status });
   }

@@ -2,9 +2,9 @@
 // (GateProgress), and what it returns (GateResult). GateResult is plain JSON-able data — the
 // reports, the receipt and the app all read it; non-finite numbers may appear in statistics and
 // every serialiser writes them as strings ("NaN", "Infinity", "-Infinity").
-import type { Contract, RunOutcome, RunStatus } from '../bundle/manifest-schema.ts';
+import type { AudioBounds, Contract, RunOutcome, RunStatus } from '../bundle/manifest-schema.ts';
 import type { TeacherForcingSummary } from '../capture/teacher-forcing.ts';
-import type { BoundaryComparison, MismatchClass, StructuralProblem } from '../compare/comparison-types.ts';
+import type { AudioMetricValues, AudioViolation, BoundaryComparison, MismatchClass, StructuralProblem } from '../compare/comparison-types.ts';
 
 export type Isolation = 'process' | 'thread';
 
@@ -44,9 +44,10 @@ export type Verdict = (typeof VERDICTS)[number];
 
 /**
  * What kind of failure a FAIL (or a KNOWN_GAP / REVIEW_REQUIRED that failed one side) shows:
- * an element mismatch class, a structural problem, or evidence that could not be read.
+ * an element mismatch class, a structural problem, evidence that could not be read, or a PCM
+ * signal outside its contract's audio bounds ('audio': every element inside its own bound).
  */
-export type FailureKind = MismatchClass | StructuralProblem | 'unreadable' | 'other';
+export type FailureKind = MismatchClass | StructuralProblem | 'audio' | 'unreadable' | 'other';
 
 /** Where the verdict's oracle side stands. */
 export type OracleSide =
@@ -126,6 +127,27 @@ export interface BundleSummary {
   boundaries: number;
 }
 
+/**
+ * A PCM boundary's whole stream judged against its audio bounds (audio-stream-verdicts.ts): the
+ * valid samples of every pass whose reference contract bounds the audio and which native
+ * recorded, concatenated in pass order on both sides.
+ */
+export interface AudioStreamJudgement {
+  boundary: string;
+  /** The passes that make up the stream, in order. */
+  passes: number[];
+  /** The same, as ranges for people ("0-11, 18-20"). */
+  passRange: string;
+  samples: number;
+  metrics: AudioMetricValues;
+  /** Per metric the loosest bound of the stream's passes; null when some pass leaves it unbounded. */
+  bounds: Omit<AudioBounds, 'derivation'>;
+  violations: AudioViolation[];
+  passed: boolean;
+  /** The pass whose row carries a broken stream bound: the stream's last (the stream is complete there). */
+  verdictPass: number;
+}
+
 export interface CaseResult {
   id: string;
   reference: BundleSummary;
@@ -149,6 +171,8 @@ export interface CaseResult {
   /** The native bundle (or one of its tensors) could not be read. */
   unreadable: string | null;
   gaps: GapRecord[];
+  /** Every PCM boundary whose contracts bound the audio, judged over its whole stream. */
+  audio: AudioStreamJudgement[];
 }
 
 export interface EngineSummary {

@@ -12,6 +12,7 @@
 //                    cannot be evaluated, native emitted something the reference lacks
 //   KNOWN_GAP        declared in the ledger and still failing against the reference
 //   REVIEW_REQUIRED  native passes one oracle and fails the other, or a ledger entry now passes
+import { describeViolation } from '../audio/audio-bounds.ts';
 import type { BoundaryComparison } from '../compare/comparison-types.ts';
 import type { FailureKind, LedgerEntry, OracleSide, Verdict } from './gate-types.ts';
 
@@ -70,6 +71,7 @@ export function sideState(comparison: BoundaryComparison): SideState {
   if (comparison.structural !== null) return 'fail';
   if (comparison.mismatches > 0) return 'fail';
   if (comparison.oracleRel !== null && comparison.oracleRel !== undefined && !comparison.oracleRel.passed) return 'fail';
+  if (comparison.audio != null && !comparison.audio.passed) return 'fail';
   if (comparison.gap != null || comparison.outcome === 'gap') return 'gap';
   return comparison.passed ? 'pass' : 'fail';
 }
@@ -77,6 +79,12 @@ export function sideState(comparison: BoundaryComparison): SideState {
 /** The kind of a failed comparison: the structural problem, else the class of the first mismatch. */
 export function failureKind(comparison: BoundaryComparison): FailureKind {
   if (comparison.structural !== null) return comparison.structural.problem;
+  // A PCM signal outside its audio bounds is told as 'audio' when its elements fail (if at all)
+  // only by degree ('value'): the error then shows in the signal as a whole, not in a few
+  // samples. A NaN, an infinity, a signed zero or bad padding is no matter of degree and keeps
+  // its own kind.
+  const audioBroken = comparison.audio != null && !comparison.audio.passed;
+  if (audioBroken && Object.entries(comparison.classes).every(([name, count]) => name === 'value' || count === 0)) return 'audio';
   if (comparison.firstMismatch !== null) return comparison.firstMismatch.class;
   // Only the error relative to the fp64 oracle is out of bound: a value failure.
   if (comparison.mismatches === 0 && comparison.oracleRel?.passed === false) return 'value';
@@ -128,7 +136,12 @@ export function describeFailure(comparison: BoundaryComparison, against: 'refere
       `RMS error vs the fp64 oracle ${formatNumber(bound.nativeRmse)} exceeds oracle_rel ${formatNumber(bound.bound)} x RMS(oracle) ${formatNumber(bound.oracleRms)}`,
     );
   }
-  if (!comparison.passed && comparison.mismatches === 0 && comparison.structural === null && !(bound != null && !bound.passed)) {
+  const audio = comparison.audio;
+  if (audio != null && !audio.passed) {
+    parts.push(`audio of this record (${audio.samples} samples): ${audio.violations.map(describeViolation).join('; ')}`);
+  }
+  const audioFailed = audio != null && !audio.passed;
+  if (!comparison.passed && comparison.mismatches === 0 && comparison.structural === null && !(bound != null && !bound.passed) && !audioFailed) {
     parts.push('the comparison did not pass');
   }
   return parts.join('; ');

@@ -6,7 +6,7 @@
 // message, % -> %25, \r -> %0D, \n -> %0A; in property values additionally : -> %3A, , -> %2C.
 import { isAbsolute, relative } from 'node:path';
 import type { BoundaryVerdict, CaseResult, GateResult } from '../gate/gate-types.ts';
-import { failingSide, firstDivergenceOf, formatStat, mismatchText, rowName, rowsWorstFirst } from './report-format.ts';
+import { audioStreamText, failingSide, firstDivergenceOf, formatStat, mismatchText, rowName, rowsWorstFirst } from './report-format.ts';
 
 /** GitHub shows at most 10 errors and 10 warnings per step; more is noise. */
 export const DEFAULT_MAX_ANNOTATIONS = 20;
@@ -140,6 +140,8 @@ export function formatStepSummary(result: GateResult, maxRows = 100): string {
   for (const item of result.cases) {
     if (item.run.outcome.status !== 'completed') lines.push(`**Run of ${markdownCell(item.id)}:** ${markdownCell(item.run.summary)}`, '');
   }
+  const streams = result.cases.flatMap((item) => (item.audio ?? []).map((judgement) => `- ${markdownCell(item.id)}: \`${judgement.boundary.replace(/`/g, "'")}\` ${markdownCell(audioStreamText(judgement).slice(judgement.boundary.length + 1))}`));
+  if (streams.length > 0) lines.push('**Audio streams:**', '', ...streams, '');
   const notPassing = rowsWorstFirst(result).filter((verdict) => verdict.verdict !== 'PASS');
   if (notPassing.length > 0) {
     const shown = notPassing.slice(0, maxRows);

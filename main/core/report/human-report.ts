@@ -2,7 +2,8 @@
 // how each run ended), a per-case summary, the worst rows first, the first divergence with its
 // where / how much / what kind, the files written, and the seals as the very last lines.
 import type { BoundaryVerdict, CaseResult, GateResult } from '../gate/gate-types.ts';
-import { failingSide, firstDivergenceOf, formatShare, formatStat, formatTable, mismatchText, rowsWorstFirst, rowName, shortSha } from './report-format.ts';
+import { describeViolation, formatAudioMetrics } from '../audio/audio-bounds.ts';
+import { audioStreamText, failingSide, firstDivergenceOf, formatShare, formatStat, formatTable, mismatchText, rowsWorstFirst, rowName, shortSha } from './report-format.ts';
 
 export interface HumanReportOptions {
   /** Most non-PASS rows listed (default 25). */
@@ -110,12 +111,23 @@ export function describeDivergence(verdict: BoundaryVerdict): string[] {
     .map(([name, count]) => `${name} ${count}`)
     .join(', ');
   if (kinds) lines.push(`  what kind  ${kinds}`);
+  const audio = record.audio;
+  if (audio != null) {
+    lines.push(`  audio      ${audio.samples} samples: ${formatAudioMetrics(audio.metrics, audio.bounds)}`);
+    if (!audio.passed) lines.push(`             broken: ${audio.violations.map(describeViolation).join('; ')}`);
+  }
   return lines;
+}
+
+/** The audio streams the contracts bound, one line each (the informative unbounded line is the CLI's). */
+function audioStreams(result: GateResult): string[] {
+  return result.cases.flatMap((item) => (item.audio ?? []).map((judgement) => `audio    ${item.id} ${audioStreamText(judgement)}`));
 }
 
 export function formatHumanReport(result: GateResult, options: HumanReportOptions = {}): string {
   const maxRows = options.maxRows ?? 25;
-  const lines: string[] = [...header(result), '', ...caseSummary(result), ''];
+  const streams = audioStreams(result);
+  const lines: string[] = [...header(result), '', ...caseSummary(result), '', ...(streams.length > 0 ? [...streams, ''] : [])];
 
   const notPassing = rowsWorstFirst(result).filter((verdict) => verdict.verdict !== 'PASS');
   const total = result.cases.reduce((sum, item) => sum + item.verdicts.length, 0);

@@ -4,7 +4,7 @@
 // explanation in the element's body. The seals ride along as <property name="seal"> of each suite.
 import type { BoundaryVerdict, CaseResult, GateResult } from '../gate/gate-types.ts';
 import { describeDivergence } from './human-report.ts';
-import { rowName } from './report-format.ts';
+import { audioStreamText, rowName } from './report-format.ts';
 
 /** Characters XML 1.0 cannot hold at all (C0 controls other than tab, LF, CR; lone surrogates; U+FFFE/F). */
 const XML_INVALID = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
@@ -71,6 +71,8 @@ function suite(result: GateResult, item: CaseResult): string {
     ['reference', item.reference.dir],
     ['oracle', item.oracle?.dir ?? 'none'],
     ...item.gaps.map((gap) => ['gap', gap.id]),
+    // A broken stream bound is also the <failure> of its last pass's testcase; the property keeps every stream's metrics.
+    ...(item.audio ?? []).map((judgement) => ['audio', audioStreamText(judgement)]),
     // The run's seals (they cover every case) on each suite: the root element has no properties in the common schemas.
     ...result.seals.lines.map((line) => ['seal', line]),
   ];

@@ -1,5 +1,6 @@
 // Small formatting helpers shared by the gate's reports (human table, JUnit, Actions, Markdown).
-import type { BoundaryVerdict, CaseResult, GateResult } from '../gate/gate-types.ts';
+import { formatAudioMetrics } from '../audio/audio-bounds.ts';
+import type { AudioStreamJudgement, BoundaryVerdict, CaseResult, GateResult } from '../gate/gate-types.ts';
 import { VERDICT_SEVERITY } from '../gate/verdicts.ts';
 
 /** A statistic for people: 4 significant digits, exponent form when very small or large. */
@@ -79,4 +80,12 @@ export function formatTable(header: readonly string[], rows: readonly (readonly 
       .join('  ')
       .trimEnd();
   return [line(header), ...rows.map(line)];
+}
+
+/** "detok.pcm passes 0-20 (26400 samples): PASS — ESR 1.2e-10 (max 3e-7), ...": one audio stream judgement. */
+export function audioStreamText(judgement: AudioStreamJudgement): string {
+  return (
+    `${judgement.boundary} passes ${judgement.passRange} (${judgement.samples} samples): ${judgement.passed ? 'PASS' : 'FAIL'} — ` +
+    formatAudioMetrics(judgement.metrics, judgement.bounds)
+  );
 }

@@ -1,0 +1,210 @@
+// Audio bounds judged by the gate. On hand-made bundles: a delay that changes between passes
+// keeps every record inside its bounds yet breaks the stream's, and the stream failure is a
+// FAIL of kind audio on the last pass's PCM row naming the metric, the bound and the passes.
+// End to end: the real reference engine on a temporary COPY of the committed speech case whose
+// detok.pcm contracts gain audio bounds derived from their element bounds; the clean engine
+// passes, the envelope-skip perturbation of the self-test fails with kind audio.
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EngineDescription } from '../../engine/host/engine-description.ts';
+import { readPcmFrame } from '../../main/core/audio/pcm-stream.ts';
+import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
+import type { AudioBounds, BundleManifest, Contract } from '../../main/core/bundle/manifest-schema.ts';
+import { judgeCase } from '../../main/core/gate/case-verdicts.ts';
+import { gateReceiptPredicate } from '../../main/core/gate/gate-receipt.ts';
+import { runGate } from '../../main/core/gate/gate-run.ts';
+import type { BoundaryVerdict, GateResult } from '../../main/core/gate/gate-types.ts';
+import { formatHumanReport } from '../../main/core/report/human-report.ts';
+import { serializeGateResult } from '../../main/core/report/json-report.ts';
+import { requireBuiltHost } from '../engine-host/engine-host-fixtures.ts';
+import { REFERENCE_ENGINE, oracleBundle, referenceBundle } from '../helpers/paths.ts';
+import { dummyWeights, gateOptions, removeTempDirs, tempDir, writeBundle, type PassSpec } from './gate-fixtures.ts';
+
+beforeAll(requireBuiltHost);
+afterAll(removeTempDirs);
+
+// ---- the stream on hand-made bundles ---------------------------------------------------------------
+
+const FRAME = 1920;
+
+function speechLike(length: number): Float32Array {
+  return Float32Array.from({ length }, (_, i) => {
+    const t = i / 24000;
+    return 0.3 * Math.sin(2 * Math.PI * 5 * t + 2) * (0.5 * Math.sin(2 * Math.PI * 220 * t) + 0.3 * Math.sin(2 * Math.PI * 587 * t + 1) + 0.2 * Math.sin(2 * Math.PI * 1361 * t + 2));
+  });
+}
+
+const PCM_DESCRIPTION: EngineDescription = {
+  abi_version: 1,
+  engine: { name: 'pcm', version: '0.1.0', build_id: 'test' },
+  model: {},
+  inputs: [],
+  boundaries: [{ name: 'detok.pcm', stage: 'detokenizer', dtype: 'F32', shape: [FRAME], emit: 'every_pass', injectable: false, doc: '' }],
+  options: [],
+};
+
+/** Every sample inside the element bound (abs 1); only the null test is bounded. */
+const STREAM_CONTRACT: Contract = {
+  kind: 'faithful',
+  abs: 1,
+  rel: 0,
+  max_ulp: null,
+  oracle_rel: null,
+  nan_policy: 'positions',
+  signed_zero: 'ignore',
+  derivation: { storage_dtype: 'F32', accumulation_dtype: 'F32', accumulation_length: 1, reduction_order: 'none', formula: 'test', allowed_differences: 'test' },
+  audio: {
+    max_esr: null,
+    min_snr_db: null,
+    max_mr_stft: null,
+    max_null_residual_dbfs: -60,
+    max_null_offset: 2,
+    derivation: 'test: a delay of up to 2 samples is allowed, but one delay for the whole signal',
+  },
+};
+
+function pcmPasses(frames: readonly Float32Array[], contract: Contract | null): PassSpec[] {
+  return frames.map((samples, index) => ({
+    kind: index === 0 ? 'prefill' : 'decode',
+    mode: 'audio',
+    boundaries: [{ name: 'detok.pcm', stage: 'detokenizer', dtype: 'F32', shape: [FRAME], data: new Uint8Array(samples.slice().buffer), contract }],
+  }));
+}
+
+describe('the stream of a PCM boundary (judgeCase)', () => {
+  it('records inside their bounds, a delay that changes between passes: FAIL of kind audio on the last pass, naming metric, bound and passes', async () => {
+    const root = tempDir('audio-stream');
+    const weights = dummyWeights(root);
+    const signal = speechLike(2 * FRAME);
+    const reference = [signal.slice(0, FRAME), signal.slice(FRAME)];
+    // Pass 0 exact; pass 1 delayed by two samples (its first two samples are silence).
+    const delayed = new Float32Array(FRAME);
+    delayed.set((reference[1] as Float32Array).subarray(0, FRAME - 2), 2);
+    const native = [reference[0] as Float32Array, delayed];
+    const common = { caseId: 'pcm', weightsFile: weights.file, weightsSha256: weights.sha256, inputs: [] };
+    const referenceDir = writeBundle(join(root, 'reference'), { ...common, kind: 'reference', passes: pcmPasses(reference, STREAM_CONTRACT) });
+    const nativeDir = writeBundle(join(root, 'native'), { ...common, kind: 'native', passes: pcmPasses(native, null) });
+    const [referenceBundle_, nativeBundle] = await Promise.all([openBundle(referenceDir), openBundle(nativeDir)]);
+    try {
+      const judged = await judgeCase({ caseId: 'pcm', reference: referenceBundle_, native: nativeBundle, oracle: null, description: PCM_DESCRIPTION, ledger: [], stop: null, nativeUnreadable: null, contracts: {} });
+      // Each record on its own: exact, or delayed by 2 with nothing left after alignment.
+      expect(judged.verdicts.map((row) => row.reference?.audio?.passed)).toEqual([true, true]);
+      expect(judged.verdicts[1]?.reference?.audio?.metrics).toMatchObject({ nullOffset: 2, nullResidualDbfs: Number.NEGATIVE_INFINITY });
+      // The stream: no single offset nulls both halves.
+      expect(judged.audio).toHaveLength(1);
+      const stream = judged.audio[0];
+      expect(stream).toMatchObject({ boundary: 'detok.pcm', passes: [0, 1], passRange: '0-1', samples: 2 * FRAME, passed: false, verdictPass: 1 });
+      expect(stream?.violations.map((violation) => violation.bound)).toEqual(['max_null_residual_dbfs']);
+      expect(judged.verdicts[0]).toMatchObject({ verdict: 'PASS' });
+      expect(judged.verdicts[1]).toMatchObject({ verdict: 'FAIL', kind: 'audio', pass: 1, boundary: 'detok.pcm' });
+      expect(judged.verdicts[1]?.reason).toMatch(
+        /^audio stream of detok\.pcm over passes 0-1 \(3840 samples\): null-test residual -\d+(\.\d+)? dBFS exceeds max_null_residual_dbfs -60 /,
+      );
+      expect(judged.counts).toMatchObject({ PASS: 1, FAIL: 1 });
+    } finally {
+      await Promise.all([referenceBundle_.close(), nativeBundle.close()]);
+    }
+  });
+});
+
+// ---- end to end: the reference engine on a bounded copy of the speech case ---------------------------
+
+/**
+ * Audio bounds implied by a record's faithful element bound |n - r| <= abs + rel·|r| over its L
+ * valid samples: Σ(n − r)² <= E = Σ(abs + rel·|r|)², so ESR <= E / Σr², SNR >= −10·log10 of that,
+ * and the residual at offset 0 is at most 10·log10(E / L) dBFS. The contract pairs sample i with
+ * sample i, so no delay is allowed. MR-STFT stays unbounded: its log-magnitude term is not bounded
+ * by an element tolerance near spectral zeros.
+ */
+function impliedBounds(contract: Extract<Contract, { kind: 'faithful' }>, reference: Float32Array): AudioBounds {
+  let bound = 0;
+  let energy = 0;
+  for (const r of reference) {
+    bound += (contract.abs + contract.rel * Math.abs(r)) ** 2;
+    energy += r * r;
+  }
+  const esr = energy > 0 ? bound / energy : null;
+  return {
+    max_esr: esr,
+    min_snr_db: esr === null ? null : -10 * Math.log10(esr),
+    max_mr_stft: null,
+    max_null_residual_dbfs: 10 * Math.log10(bound / reference.length),
+    max_null_offset: 0,
+    derivation:
+      `implied by this record's float32 element bound |n - r| <= abs + rel*|r| (abs ${contract.abs}, rel ${contract.rel}, K = ${contract.derivation.accumulation_length}) ` +
+      `over its ${reference.length} valid samples: sum (n - r)^2 <= sum (abs + rel*|r|)^2 = ${bound}, signal energy sum r^2 = ${energy}; ` +
+      'ESR <= their ratio, SNR >= -10*log10 of it, null residual at offset 0 <= 10*log10(bound / samples) dBFS; ' +
+      'the contract pairs sample i with sample i, so the offset is 0; MR-STFT unbounded (its log-magnitude term is not bounded by an element tolerance near spectral zeros)',
+  };
+}
+
+/** A temporary copy of the committed speech reference whose detok.pcm contracts bound the audio (never committed). */
+async function boundedSpeechCopy(root: string): Promise<string> {
+  const source = referenceBundle('speech');
+  const dir = join(root, 'speech', 'reference');
+  cpSync(source, dir, { recursive: true });
+  const manifestPath = join(dir, 'manifest.json');
+  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as BundleManifest;
+  // The weights stay where they are; the tensors are copied byte for byte, so their digests hold.
+  manifest.provenance.model.weights_file = resolve(source, manifest.provenance.model.weights_file);
+  const committed = await openBundle(source);
+  try {
+    for (const pass of manifest.passes) {
+      const entry = pass.boundaries.find((boundary) => boundary.name === 'detok.pcm');
+      if (entry === undefined || entry.contract?.kind !== 'faithful') continue;
+      const samples = await readPcmFrame(committed, pass.index, 'detok.pcm', entry.valid?.length ?? (entry.shape[0] as number));
+      entry.contract = { ...entry.contract, audio: impliedBounds(entry.contract, samples) };
+    }
+  } finally {
+    await committed.close();
+  }
+  writeFileSync(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
+  return dir;
+}
+
+async function gateSpeech(label: string, engineOptions: Record<string, string>): Promise<GateResult> {
+  const root = tempDir(label);
+  const referenceDir = await boundedSpeechCopy(root);
+  return runGate(gateOptions({ library: REFERENCE_ENGINE, cases: [{ referenceDir, oracleDir: oracleBundle('speech') }], workDir: join(root, 'work'), engineOptions }));
+}
+
+const pcmRows = (result: GateResult): BoundaryVerdict[] => result.cases.flatMap((item) => item.verdicts).filter((row) => row.boundary === 'detok.pcm');
+const STREAM_PASSES = '0-11, 18-19';
+
+describe('the gate on a copy of the speech case with audio bounds', () => {
+  it('the clean reference engine is inside every bound: PASS, FIDELITY OK, the metrics in every report', async () => {
+    const result = await gateSpeech('audio-clean', {});
+    expect(result.seals.lines.slice(0, 2)).toEqual(['FIDELITY: OK', 'OVERALL: PASSED']);
+    const rows = pcmRows(result);
+    expect(rows).toHaveLength(14);
+    expect(rows.every((row) => row.verdict === 'PASS' && row.reference?.audio?.passed === true && row.reference.audio.bounds.max_null_offset === 0)).toBe(true);
+    const stream = result.cases[0]?.audio ?? [];
+    expect(stream).toHaveLength(1);
+    expect(stream[0]).toMatchObject({ boundary: 'detok.pcm', passRange: STREAM_PASSES, samples: 26400, passed: true, violations: [] });
+    expect(formatHumanReport(result)).toMatch(new RegExp(`^audio {4}speech detok\\.pcm passes ${STREAM_PASSES} \\(26400 samples\\): PASS — ESR `, 'm'));
+    const predicate = gateReceiptPredicate(result) as { cases: { audio: { passes: string; passed: boolean }[] }[] };
+    expect(predicate.cases[0]?.audio).toMatchObject([{ passes: STREAM_PASSES, passed: true }]);
+    expect(JSON.parse(serializeGateResult(result)).cases[0].audio[0].bounds.max_mr_stft).toBeNull();
+  });
+
+  it('the envelope-skip perturbation breaks the audio bounds: FAIL of kind audio at detok.pcm naming metric, value, bound and passes', async () => {
+    const result = await gateSpeech('audio-envelope', { 'perturb.skip_envelope_division': '1' });
+    expect(result.seals.lines.slice(0, 2)).toEqual(['FIDELITY: FAIL', 'OVERALL: FAIL reason=boundary_failures']);
+    const stream = result.cases[0]?.audio[0];
+    expect(stream).toMatchObject({ boundary: 'detok.pcm', passRange: STREAM_PASSES, passed: false, verdictPass: 19 });
+    expect(stream?.violations.map((violation) => violation.bound)).toEqual(expect.arrayContaining(['max_esr', 'min_snr_db', 'max_null_residual_dbfs']));
+    // Every record is off by the missing division (about 1.5x): elements fail by degree and the
+    // signal breaks its audio bounds, so each row is kind audio; the last also carries the stream.
+    const rows = pcmRows(result);
+    expect(rows.map((row) => `${row.verdict} ${row.kind}`)).toEqual(new Array(14).fill('FAIL audio'));
+    const last = rows.find((row) => row.pass === 19);
+    expect(last?.reason).toMatch(
+      new RegExp(`; and the audio stream of detok\\.pcm over passes ${STREAM_PASSES} \\(26400 samples\\): ESR \\S+ exceeds max_esr \\S+; SNR \\S+ dB is below min_snr_db`),
+    );
+    const first = rows.find((row) => row.pass === 0);
+    expect(first?.reason).toMatch(/audio of this record \(1440 samples\): ESR \S+ exceeds max_esr/);
+    const divergence = result.firstDivergence === null ? null : result.cases[0]?.verdicts[result.firstDivergence.index];
+    expect(divergence).toMatchObject({ pass: 0, boundary: 'detok.pcm', kind: 'audio' });
+  });
+});
