@@ -122,8 +122,12 @@ function readKeyText(path: string): string {
     throw new ReceiptError('E_KEY_READ', path, `cannot read the key file: ${describeFsError(error)}`, { cause: error });
   }
   const text = bytes.toString('utf8');
-  if (!/-----BEGIN [A-Z0-9 ]+-----/.test(text)) throw new ReceiptError('E_KEY_FORMAT', path, 'is not a PEM key file (no "-----BEGIN ...-----" line)');
+  requirePem(text, path);
   return text;
+}
+
+function requirePem(text: string, source: string): void {
+  if (!/-----BEGIN [A-Z0-9 ]+-----/.test(text)) throw new ReceiptError('E_KEY_FORMAT', source, 'is not a PEM key file (no "-----BEGIN ...-----" line)');
 }
 
 function requireEd25519(key: KeyObject, path: string, kind: 'private' | 'public'): KeyObject {
@@ -156,17 +160,25 @@ export function loadPrivateKey(path: string): KeyObject {
 
 /** Loads a PEM Ed25519 public key (SPKI as written by keygen). Refuses private keys. */
 export function loadPublicKey(path: string): KeyObject {
-  const text = readKeyText(path);
+  return parsePublicKeyPem(readKeyText(path), path);
+}
+
+/**
+ * A PEM Ed25519 public key given as text (the app hands one over; `source` names it in errors),
+ * with the same refusals as loadPublicKey.
+ */
+export function parsePublicKeyPem(text: string, source: string): KeyObject {
+  requirePem(text, source);
   if (text.includes('PRIVATE KEY-----')) {
-    throw new ReceiptError('E_KEY_FORMAT', path, 'is a private key; verifying needs only the public key (the .pub file) — do not hand out the private key');
+    throw new ReceiptError('E_KEY_FORMAT', source, 'is a private key; verifying needs only the public key (the .pub file) — do not hand out the private key');
   }
   let key: KeyObject;
   try {
     key = createPublicKey({ key: text, format: 'pem' });
   } catch (error) {
-    throw new ReceiptError('E_KEY_FORMAT', path, `is not a readable PEM public key (${(error as Error).message})`, { cause: error });
+    throw new ReceiptError('E_KEY_FORMAT', source, `is not a readable PEM public key (${(error as Error).message})`, { cause: error });
   }
-  return requireEd25519(key, path, 'public');
+  return requireEd25519(key, source, 'public');
 }
 
 /**

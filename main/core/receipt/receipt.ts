@@ -114,18 +114,27 @@ export async function readEnvelope(file: string): Promise<ReadEnvelope> {
     if (error instanceof ReceiptError) throw error;
     throw new ReceiptError('E_RECEIPT_READ', file, `cannot read the receipt: ${describeFsError(error)}`, { cause: error });
   }
-  if (bytes.length === 0) throw new ReceiptError('E_RECEIPT_JSON', file, 'is empty; a receipt is a DSSE envelope (JSON)');
+  return parseEnvelope(bytes, file);
+}
+
+/**
+ * Shape-checks a receipt's exact bytes (from a file, or a text handed over by the app);
+ * `source` names them in errors. ReceiptError when they are empty, not JSON or no envelope.
+ */
+export function parseEnvelope(bytes: Buffer, source: string): ReadEnvelope {
+  if (bytes.length === 0) throw new ReceiptError('E_RECEIPT_JSON', source, 'is empty; a receipt is a DSSE envelope (JSON)');
+  if (bytes.length > MAX_RECEIPT_BYTES) throw new ReceiptError('E_RECEIPT_READ', source, `is ${bytes.length} bytes, larger than any receipt; wrong file?`);
   let json: unknown;
   try {
     // ignoreBOM keeps a byte-order mark in the text, where JSON.parse refuses it.
     json = JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes));
   } catch (error) {
-    throw new ReceiptError('E_RECEIPT_JSON', file, `is not a JSON receipt (${(error as Error).message})`, { cause: error });
+    throw new ReceiptError('E_RECEIPT_JSON', source, `is not a JSON receipt (${(error as Error).message})`, { cause: error });
   }
   const parsed = DsseEnvelopeSchema.safeParse(json);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((issue) => `${formatFieldPath(issue.path)}: ${issue.message}`);
-    throw new ReceiptError('E_ENVELOPE_SCHEMA', file, `is not a DSSE envelope: ${issues.join('; ')}`);
+    throw new ReceiptError('E_ENVELOPE_SCHEMA', source, `is not a DSSE envelope: ${issues.join('; ')}`);
   }
   return { envelope: parsed.data, bytes };
 }
@@ -147,10 +156,27 @@ export interface PublicKeyUsed {
   keyid: string;
 }
 
+/**
+ * The checks verification ran, in order; a check that was not run (the statement after a bad
+ * signature, the subjects when no files were given) is absent.
+ *   envelope      the bytes are exactly the envelope trace-inspector writes
+ *   payload_type  the in-toto payload type
+ *   signature     an Ed25519 signature by the key over the decoded payload
+ *   statement     the signed payload is a canonical in-toto Statement v1 of a gate receipt
+ *   subjects      the given files' sha256 against the statement's subjects
+ */
+export interface ReceiptCheck {
+  name: 'envelope' | 'payload_type' | 'signature' | 'statement' | 'subjects';
+  ok: boolean;
+  /** Its share of `reasons`; empty when ok. */
+  reasons: string[];
+}
+
 export interface ReceiptVerification {
   ok: boolean;
   /** Why verification failed, one sentence each; empty when ok. */
   reasons: string[];
+  checks: ReceiptCheck[];
   /** The signed statement, only when the signature verified and the statement is valid. */
   statement: Statement | null;
   /** keyid of the public key the signature was checked with. */
@@ -204,27 +230,35 @@ function readStatement(payload: Buffer): { statement: Statement | null; reasons:
 }
 
 export async function verifyReceipt(file: string, options: VerifyReceiptOptions = {}): Promise<ReceiptVerification> {
-  const { envelope, bytes } = await readEnvelope(file);
+  return verifyEnvelopeBytes(await readEnvelope(file), options);
+}
+
+/** verifyReceipt over bytes already read and shape-checked (parseEnvelope). */
+export async function verifyEnvelopeBytes(read: ReadEnvelope, options: VerifyReceiptOptions = {}): Promise<ReceiptVerification> {
+  const { envelope, bytes } = read;
   const { key, used } = resolvePublicKey(options.publicKey, options.env ?? process.env);
   const keyid = keyIdOf(key);
-  const reasons: string[] = [];
+  const checks: ReceiptCheck[] = [];
+  const check = (name: ReceiptCheck['name'], reasons: string[]): void => {
+    checks.push({ name, ok: reasons.length === 0, reasons });
+  };
   let statement: Statement | null = null;
 
   // Bytes outside the signed payload (whitespace, key order, a keyid) are not covered by the
   // signature; requiring the exact bytes we write makes any changed byte of the file fail.
-  if (!Buffer.from(serializeEnvelope(envelope), 'utf8').equals(bytes)) {
-    reasons.push('the envelope file is not byte-identical to the envelope trace-inspector writes (reformatted or edited outside the signed payload)');
-  }
-  if (envelope.payloadType !== IN_TOTO_PAYLOAD_TYPE) {
-    reasons.push(`payloadType is "${envelope.payloadType}"; a trace-inspector receipt has "${IN_TOTO_PAYLOAD_TYPE}"`);
-  }
+  check(
+    'envelope',
+    Buffer.from(serializeEnvelope(envelope), 'utf8').equals(bytes)
+      ? []
+      : ['the envelope file is not byte-identical to the envelope trace-inspector writes (reformatted or edited outside the signed payload)'],
+  );
+  check('payload_type', envelope.payloadType === IN_TOTO_PAYLOAD_TYPE ? [] : [`payloadType is "${envelope.payloadType}"; a trace-inspector receipt has "${IN_TOTO_PAYLOAD_TYPE}"`]);
   const signature = verifyEnvelope(envelope, key);
-  if (!signature.ok) {
-    reasons.push(...signature.reasons);
-  } else if (envelope.payloadType === IN_TOTO_PAYLOAD_TYPE) {
+  check('signature', signature.ok ? [] : signature.reasons);
+  if (signature.ok && envelope.payloadType === IN_TOTO_PAYLOAD_TYPE) {
     const read = readStatement(signature.payload);
     statement = read.statement;
-    reasons.push(...read.reasons);
+    check('statement', read.reasons);
   }
 
   let subjectsChecked: SubjectCheck[] = [];
@@ -232,13 +266,14 @@ export async function verifyReceipt(file: string, options: VerifyReceiptOptions 
   const subjectFiles = options.subjectFiles ?? [];
   if (subjectFiles.length > 0) {
     if (statement === null) {
-      reasons.push('subject files were not checked: the receipt did not verify, so its subject digests cannot be trusted');
+      check('subjects', ['subject files were not checked: the receipt did not verify, so its subject digests cannot be trusted']);
     } else {
       const result = await checkSubjectFiles(statement.subject, subjectFiles);
       subjectsChecked = result.checks;
       subjectsNotChecked = result.notChecked;
-      reasons.push(...result.reasons);
+      check('subjects', result.reasons);
     }
   }
-  return { ok: reasons.length === 0, reasons, statement, keyid, publicKey: { ...used, keyid }, subjectsChecked, subjectsNotChecked };
+  const reasons = checks.flatMap((item) => item.reasons);
+  return { ok: reasons.length === 0, reasons, checks, statement, keyid, publicKey: { ...used, keyid }, subjectsChecked, subjectsNotChecked };
 }

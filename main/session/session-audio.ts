@@ -1,0 +1,125 @@
+// Audio of a PCM boundary for the app: the reference's whole stream and the native stream
+// captured so far (each the valid part of every pass's record, in pass order, via
+// pcm-stream.ts), the objective metrics over their common length (summarizeAudio, as the gate
+// prints them), and WAV files of either side or of the null-test residual.
+//
+// The residual is native − reference at the null test's best offset d over the common length:
+// residual[k] = n[lo + k + d] − r[lo + k] for lo = max(0, −d) ≤ lo + k < min(|r|, |n| − d), i.e.
+// exactly the samples whose RMS is AudioMetrics.nullResidualDbfs at AudioMetrics.nullOffset.
+import { toWire, type Audio, type AudioMetrics } from '../../preload/inspector-api.ts';
+import { nullTest } from '../core/audio/audio-metrics.ts';
+import { summarizeAudio } from '../core/audio/audio-summary.ts';
+import { PCM_SAMPLE_RATE, readPcmStream, type PcmStream } from '../core/audio/pcm-stream.ts';
+import { encodeWav } from '../core/audio/wav.ts';
+import type { TraceBundle } from '../core/bundle/bundle-reader.ts';
+
+export type WavSide = 'reference' | 'native' | 'residual';
+
+/** Runtime keys a bundle may use to declare its PCM sample rate (none of the committed ones does). */
+const SAMPLE_RATE_KEYS = ['sample_rate', 'pcm_sample_rate'] as const;
+
+/** The reference's declared sample rate, else the reference model's 24 kHz. */
+export function sampleRateOf(reference: TraceBundle): number {
+  for (const key of SAMPLE_RATE_KEYS) {
+    const value = reference.manifest.provenance.runtime[key];
+    const rate = typeof value === 'string' ? Number(value) : value;
+    if (typeof rate === 'number' && Number.isInteger(rate) && rate > 0) return rate;
+  }
+  return PCM_SAMPLE_RATE;
+}
+
+/**
+ * Refuses a boundary that is not PCM before anything is read: it must be recorded by some pass
+ * of the reference, as a one-dimensional F32 tensor in every pass that records it.
+ */
+function assertPcmBoundary(reference: TraceBundle, boundary: string): void {
+  let recorded = false;
+  for (const pass of reference.passes) {
+    const entry = pass.boundaries.find((candidate) => candidate.name === boundary);
+    if (entry === undefined) continue;
+    recorded = true;
+    if (entry.dtype !== 'F32' || entry.shape.length !== 1) {
+      throw new Error(
+        `"${boundary}" is not a PCM boundary: pass ${pass.index} of ${reference.manifestPath} records it as ${entry.dtype} [${entry.shape.join(', ')}]; ` +
+          'audio needs a one-dimensional F32 record per pass',
+      );
+    }
+  }
+  if (!recorded) throw new Error(`"${boundary}" is not a PCM boundary: no pass of ${reference.manifestPath} records it`);
+}
+
+interface Streams {
+  reference: PcmStream;
+  /** Empty when there is no native run or it has not reached the boundary yet. */
+  native: Float32Array;
+  sampleRate: number;
+}
+
+async function readStreams(native: TraceBundle | null, reference: TraceBundle, boundary: string): Promise<Streams> {
+  assertPcmBoundary(reference, boundary);
+  const referenceStream = await readPcmStream(reference, boundary);
+  // A native bundle records whole frames: the reference says which samples of each are audio.
+  const nativeSamples = native === null ? new Float32Array(0) : (await readPcmStream(native, boundary, reference)).samples;
+  return { reference: referenceStream, native: nativeSamples, sampleRate: sampleRateOf(reference) };
+}
+
+/** float32 little-endian, base64 (written through a DataView so the host's byte order never matters). */
+function pcmBase64(samples: Float32Array): string {
+  const bytes = Buffer.alloc(samples.length * 4);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let i = 0; i < samples.length; i++) view.setFloat32(i * 4, samples[i] as number, true);
+  return bytes.toString('base64');
+}
+
+export async function audioOf(native: TraceBundle | null, reference: TraceBundle, boundary: string): Promise<Audio> {
+  const streams = await readStreams(native, reference, boundary);
+  // summarizeAudio re-reads the (small) streams itself; it is the one definition of these metrics
+  // (common length, the reference's valid regions) that the gate's report prints too.
+  const summary = native === null || streams.native.length === 0 ? null : await summarizeAudio(native, reference, boundary);
+  const metrics: AudioMetrics | null =
+    summary === null
+      ? null
+      : {
+          esr: toWire(summary.esr),
+          snrDb: toWire(summary.snrDb),
+          mrStft: toWire(summary.mrStft),
+          nullResidualDbfs: toWire(summary.nullResidualDbfs),
+          nullOffset: summary.nullOffset,
+        };
+  return {
+    boundary,
+    sampleRate: streams.sampleRate,
+    passes: streams.reference.passes,
+    reference: pcmBase64(streams.reference.samples),
+    native: pcmBase64(streams.native),
+    metrics,
+  };
+}
+
+/** native − reference at the null test's best offset, over the common length (see the header). */
+export function nullResidual(native: Float32Array, reference: Float32Array): { offset: number; samples: Float32Array } {
+  const length = Math.min(native.length, reference.length);
+  const n = native.subarray(0, length);
+  const r = reference.subarray(0, length);
+  const { offset } = nullTest(n, r);
+  const lo = Math.max(0, -offset);
+  const hi = Math.min(r.length, n.length - offset);
+  const samples = new Float32Array(Math.max(0, hi - lo));
+  for (let i = lo; i < hi; i++) samples[i - lo] = (n[i + offset] as number) - (r[i] as number);
+  return { offset, samples };
+}
+
+function fileNameOf(reference: TraceBundle, boundary: string, side: WavSide): string {
+  const safe = (text: string): string => text.replace(/[^A-Za-z0-9._-]+/g, '_');
+  return `${safe(reference.manifest.case.id)}-${safe(boundary)}-${side}.wav`;
+}
+
+export async function wavOf(native: TraceBundle | null, reference: TraceBundle, boundary: string, side: WavSide): Promise<{ fileName: string; bytes: string }> {
+  const streams = await readStreams(native, reference, boundary);
+  if (side !== 'reference' && streams.native.length === 0) {
+    throw new Error(`no ${side} audio for "${boundary}": the native run has no samples of it yet`);
+  }
+  const samples = side === 'reference' ? streams.reference.samples : side === 'native' ? streams.native : nullResidual(streams.native, streams.reference.samples).samples;
+  const bytes = encodeWav(samples, streams.sampleRate);
+  return { fileName: fileNameOf(reference, boundary, side), bytes: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64') };
+}

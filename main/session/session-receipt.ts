@@ -1,0 +1,79 @@
+// Receipts from the app. Exporting runs the real gate (runGate) on the session's one case —
+// the same engine, options, teacher forcing and isolation — into a new folder under the work
+// folder and signs its receipt (writeGateReceipt), so an app receipt is exactly what
+// `trace-inspector --gate` would have written for that case, never a summary of the session's
+// own rows. Verifying a receipt text lives in session-receipt-verify.ts.
+import { createPublicKey, type KeyObject } from 'node:crypto';
+import { mkdir, mkdtemp, readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type { ReceiptExport } from '../../preload/inspector-api.ts';
+import { GATE_RECEIPT_FILE_NAME, writeGateReceipt } from '../core/gate/gate-receipt.ts';
+import { runGate } from '../core/gate/gate-run.ts';
+import type { GateResult } from '../core/gate/gate-types.ts';
+import { defaultUserKey, loadPrivateKey } from '../core/receipt/keys.ts';
+import { rememberSubjectFiles } from './session-subject-files.ts';
+
+export { verifyReceiptText } from './session-receipt-verify.ts';
+
+export interface ReceiptExportInput {
+  library: string;
+  referenceDir: string;
+  oracleDir: string | null;
+  engineOptions: Record<string, string>;
+  teacherForce: boolean;
+  isolation: 'process' | 'thread';
+  /** The session's work folder; the gate's run and the receipt go to a new `receipt-*` folder in it. */
+  workDir: string;
+  /** An Ed25519 private key (PKCS#8 PEM); null: the per-user default key (created on first use). */
+  keyPath: string | null;
+}
+
+/** The gate's per-call watchdog (its CLI default, --timeout 60). */
+const PASS_TIMEOUT_MS = 60_000;
+
+function signingKey(keyPath: string | null): KeyObject {
+  // TRACE_INSPECTOR_CONFIG_DIR (keys.ts) moves the default key, so tests never touch ~/.config.
+  return keyPath === null ? defaultUserKey(process.env).privateKey : loadPrivateKey(resolve(keyPath));
+}
+
+/** Every subject's file as the gate hashed it, so verifying the text later re-hashes the same files. */
+function subjectFiles(result: GateResult): [string, string][] {
+  const files: [string, string][] = [[result.engine.subjectName, result.engine.library]];
+  for (const item of result.cases) {
+    files.push([item.reference.subjectName, item.reference.manifestPath], [item.weights.subjectName, item.weights.path]);
+    if (item.oracle !== null) files.push([item.oracle.subjectName, item.oracle.manifestPath]);
+  }
+  return files;
+}
+
+export async function exportSessionReceipt(input: ReceiptExportInput): Promise<ReceiptExport> {
+  // The key first: a key that cannot be read must not cost a whole gate run.
+  const privateKey = signingKey(input.keyPath);
+  await mkdir(input.workDir, { recursive: true });
+  const dir = await mkdtemp(join(resolve(input.workDir), 'receipt-'));
+  const result = await runGate({
+    library: input.library,
+    cases: [{ referenceDir: input.referenceDir, oracleDir: input.oracleDir }],
+    strict: false,
+    isolation: input.isolation,
+    passTimeoutMs: PASS_TIMEOUT_MS,
+    engineOptions: { ...input.engineOptions },
+    teacherForce: input.teacherForce,
+    isolate: false,
+    workDir: join(dir, 'gate'),
+    ledgerFile: null,
+    command: 'trace-inspector app: export receipt',
+  });
+  const file = join(dir, GATE_RECEIPT_FILE_NAME);
+  const written = await writeGateReceipt(result, file, privateKey);
+  rememberSubjectFiles(subjectFiles(result));
+  return {
+    path: file,
+    envelope: await readFile(file, 'utf8'),
+    publicKeyPem: createPublicKey(privateKey).export({ type: 'spki', format: 'pem' }).toString(),
+    keyId: written.keyid,
+    fidelity: result.seals.fidelity,
+    overall: result.seals.overall,
+    seals: result.seals.lines,
+  };
+}
