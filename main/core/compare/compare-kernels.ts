@@ -680,6 +680,28 @@ function halfBlock(st: KernelState, table: Float32Array, nb: Uint16Array, rb: Ui
   if (maxUlp > st.maxUlpJs) st.maxUlpJs = maxUlp;
 }
 
+/**
+ * ULP distance of two float32 patterns (C64: of one component pair), the key transform the
+ * loops above use inline: sign-magnitude mapped onto a line where +0 and -0 are one point.
+ */
+export function ulp32(wn: number, wr: number): number {
+  const kn = (wn ^ ((wn >> 31) >>> 1)) - (wn >> 31);
+  const kr = (wr ^ ((wr >> 31) >>> 1)) - (wr >> 31);
+  return kn > kr ? kn - kr : kr - kn;
+}
+
+/** ULP distance of two bf16 or f16 patterns, as halfBlock counts it (+0 and -0 one point). */
+export function ulp16(hn: number, hr: number): number {
+  const kn = hn & 0x8000 ? -(hn & 0x7fff) : hn;
+  const kr = hr & 0x8000 ? -(hr & 0x7fff) : hr;
+  return kn > kr ? kn - kr : kr - kn;
+}
+
+/** The class of a C64 element from its components' classes, as c64Block picks it. */
+export function c64ElementCode(codeRe: number, codeIm: number): number {
+  return (CLASS_RANK[codeRe] as number) >= (CLASS_RANK[codeIm] as number) ? codeRe : codeIm;
+}
+
 /** ULP distance of two float64 patterns given as (hi, lo) words; exact below 2^53. */
 export function ulp64(hiA: number, loA: number, hiB: number, loB: number): number {
   const magA = hiA & 0x7fffffff;

@@ -1,0 +1,91 @@
+// The bit inspector: one element of one boundary on both sides, its text, bits and fields
+// (element-format.ts), and the pair's |diff| and ULP distance under the comparator's conventions
+// (element-quantities.ts, so the inspector agrees with the heatmap cell it was opened from).
+//
+// Only the element is read: the side's chunks are consumed up to the one that holds it, then the
+// read stops. The reader checks a tensor's sha256 when its last chunk has been delivered, so a
+// read that stops early is not re-verified; the bundle's files were digest-checked when it was
+// opened and the reader re-checks the tensor's header on every read. (A ranged read in the
+// reader, with a per-range digest, would close that gap; the TraceBundle API has none.)
+import type { TraceBundle } from '../bundle/bundle-reader.ts';
+import { DTYPE_SIZE, isFloatDType } from '../bundle/dtype.ts';
+import { toWire, type Element } from '../../../preload/inspector-api.ts';
+import { unravel } from '../compare/compare-kernels.ts';
+import { boundarySides, where } from './boundary-sides.ts';
+import { elementBits } from './element-format.ts';
+import { WindowValues } from './element-quantities.ts';
+
+/** Chunk size of the element read: small, so reaching an element early in a tensor reads little. */
+const ELEMENT_CHUNK_BYTES = 64 * 1024;
+
+export interface ElementRequest {
+  readonly pass: number;
+  readonly boundary: string;
+  readonly flatIndex: number;
+}
+
+/** The `size` bytes at `byteOffset` of a boundary, read through its chunks up to that point. */
+async function readElementBytes(bundle: TraceBundle, pass: number, name: string, byteOffset: number, size: number): Promise<Uint8Array> {
+  const out = new Uint8Array(size);
+  let at = 0;
+  let filled = 0;
+  // Chunks are multiples of every element size, so an element never straddles two; the copy
+  // below would handle it anyway.
+  for await (const chunk of bundle.readBoundaryChunks(pass, name, ELEMENT_CHUNK_BYTES)) {
+    const end = at + chunk.byteLength;
+    if (end > byteOffset + filled) {
+      const from = byteOffset + filled - at;
+      const take = Math.min(size - filled, chunk.byteLength - from);
+      out.set(chunk.subarray(from, from + take), filled);
+      filled += take;
+      if (filled === size) break;
+    }
+    at = end;
+  }
+  if (filled !== size) throw new Error(`${where(pass, name)}: the tensor ended before byte ${byteOffset + size} of ${bundle.dir}`);
+  return out;
+}
+
+export async function elementAt(native: TraceBundle | null, reference: TraceBundle, request: ElementRequest): Promise<Element> {
+  const { pass, boundary, flatIndex } = request;
+  const sides = boundarySides(native, reference, pass, boundary);
+  if (sides.native !== null && sides.reference !== null && !sides.paired) {
+    throw new Error(`${where(pass, boundary)}: the bit inspector pairs the element on both sides, and ${sides.unpaired ?? 'they do not pair'}`);
+  }
+  if (!Number.isSafeInteger(flatIndex) || flatIndex < 0 || flatIndex >= sides.elements) {
+    throw new Error(`${where(pass, boundary)}: flat index ${flatIndex} is outside [0, ${sides.elements}) of shape [${sides.shape.join(', ')}]`);
+  }
+  const size = DTYPE_SIZE[sides.dtype];
+  const offset = flatIndex * size;
+  const [nativeBytes, referenceBytes] = await Promise.all([
+    sides.native !== null && native !== null ? readElementBytes(native, pass, boundary, offset, size) : null,
+    sides.reference !== null ? readElementBytes(reference, pass, boundary, offset, size) : null,
+  ]);
+
+  let absDiff: number | null = null;
+  let ulp: number | null = null;
+  if (nativeBytes !== null && referenceBytes !== null) {
+    const values = new WindowValues(sides.dtype, 1, { native: true, reference: true });
+    const out = new Float64Array(1);
+    const flags = new Uint8Array(1);
+    values.attach(nativeBytes, referenceBytes);
+    values.decode(0, 1);
+    values.quantity('abs_diff', 0, 1, out, flags);
+    absDiff = out[0] as number;
+    if (isFloatDType(sides.dtype)) {
+      values.quantity('ulp', 0, 1, out, flags);
+      ulp = out[0] as number;
+    }
+  }
+  return {
+    pass,
+    boundary,
+    dtype: sides.dtype,
+    flatIndex,
+    index: unravel(flatIndex, sides.shape),
+    reference: referenceBytes === null ? null : elementBits(sides.dtype, referenceBytes, 0),
+    native: nativeBytes === null ? null : elementBits(sides.dtype, nativeBytes, 0),
+    absDiff: absDiff === null ? null : toWire(absDiff),
+    ulp: ulp === null ? null : toWire(ulp),
+  };
+}
