@@ -72,9 +72,19 @@ interface TensorLocation {
 }
 
 export async function openBundle(dir: string, options: OpenBundleOptions = {}): Promise<TraceBundle> {
-  const verify = options.verify ?? 'files';
   const manifestPath = join(dir, MANIFEST_FILE_NAME);
   const manifest = await readManifest(dir, manifestPath);
+  return openBundleFromManifest(dir, manifest, manifestPath, options);
+}
+
+/**
+ * Opens a bundle whose manifest is already in memory — a capture still in progress has no
+ * manifest.json yet (capture-in-progress.ts builds one from its journal) — with exactly the
+ * checks openBundle makes: confined paths, sizes, digests (per `verify`), safetensors headers.
+ * `manifestPath` is where messages say the manifest came from.
+ */
+export async function openBundleFromManifest(dir: string, manifest: BundleManifest, manifestPath: string, options: OpenBundleOptions = {}): Promise<TraceBundle> {
+  const verify = options.verify ?? 'files';
   const display = (relPath: string): string => join(dir, relPath);
 
   const realPaths = new Map<string, string>();

@@ -107,7 +107,8 @@ export class CaptureUsageError extends Error {
   override name = 'CaptureUsageError';
 }
 
-function nativeHeader(
+/** The header of a native bundle captured from `host` over `reference`'s case (shared with the app's live runs). */
+export function nativeHeader(
   reference: BundleManifest,
   host: EngineHost,
   command: string,
@@ -144,7 +145,8 @@ function nativeHeader(
   };
 }
 
-function outcomeOf(result: PassResult, lastBoundary: string | null): RunOutcome {
+/** How a run ended, from its last pass (shared with the app's live runs). */
+export function outcomeOf(result: PassResult, lastBoundary: string | null): RunOutcome {
   switch (result.status) {
     case 'ok':
       return { status: 'completed', message: '', last_pass: result.index, last_boundary: lastBoundary };
@@ -172,10 +174,18 @@ async function refusedAsUsage(what: string, call: () => Promise<void>): Promise<
   }
 }
 
-/** Opens the session and sets the options and the reference's inputs; returns the inputs for the header. */
-async function prepareSession(host: EngineHost, reference: TraceBundle, weightsPath: string, options: CaptureOptions): Promise<NativeCaptureHeader['inputs']> {
+/**
+ * Opens the session and sets the options and the reference's inputs; returns the inputs for the
+ * header. An engine refusing any of it is a CaptureUsageError naming what it refused.
+ */
+export async function prepareSession(
+  host: EngineHost,
+  reference: TraceBundle,
+  weightsPath: string,
+  engineOptions: Readonly<Record<string, string>> = {},
+): Promise<NativeCaptureHeader['inputs']> {
   await refusedAsUsage(`opening a session with weights ${weightsPath}`, () => host.open({}, weightsPath));
-  for (const [key, value] of Object.entries(options.options ?? {})) {
+  for (const [key, value] of Object.entries(engineOptions)) {
     await refusedAsUsage(`option ${key}=${value}`, () => host.setOption(key, value));
   }
   const inputs: NativeCaptureHeader['inputs'] = [];
@@ -248,7 +258,7 @@ async function captureSession(
 }
 
 /** Injects the plan's values for one pass; `refused` names the injection the engine refused. */
-async function injectForPass(host: EngineHost, plan: InjectionPlan, pass: number): Promise<{ count: number; refused: string | null }> {
+export async function injectForPass(host: EngineHost, plan: InjectionPlan, pass: number): Promise<{ count: number; refused: string | null }> {
   const planned = await plan.injectionsFor(pass);
   for (const { boundary, tensor } of planned) {
     try {
@@ -261,6 +271,55 @@ async function injectForPass(host: EngineHost, plan: InjectionPlan, pass: number
     }
   }
   return { count: planned.length, refused: null };
+}
+
+/** What a capture injects before each pass, and what its header's provenance.runtime says about it. */
+export interface CapturePlans {
+  /** Teacher forcing (token-like boundaries), when asked. */
+  forcing: InjectionPlan | null;
+  /** Rounding decisions (max_ulp boundaries), unless turned off. */
+  rounding: InjectionPlan | null;
+  /** Both combined: what injectForPass is given (null: nothing to inject). */
+  plan: InjectionPlan | null;
+  runtime: Record<string, RuntimeValue>;
+}
+
+export function capturePlans(
+  reference: TraceBundle,
+  description: EngineHost['description'],
+  options: { teacherForce: boolean; forceRoundingDecisions: boolean; referenceSha256: string },
+): CapturePlans {
+  const forcing = options.teacherForce ? teacherForcingPlan(reference, description) : null;
+  const rounding = options.forceRoundingDecisions ? roundingDecisionPlan(reference, description) : null;
+  const runtime: Record<string, RuntimeValue> = {
+    ...(options.teacherForce ? teacherForcingRuntimeAtStart(options.referenceSha256) : {}),
+    forced_rounding_decisions: rounding === null ? '' : rounding.boundaries.join(','),
+  };
+  return { forcing, rounding, plan: combinePlans([rounding, forcing]), runtime };
+}
+
+/**
+ * After a teacher-forced run is written: summarises where the engine's own tokens differed from
+ * the forced ones and adds that to the bundle's provenance.runtime. Null when nothing was forced.
+ * `injections` counts every injection made (rounding decisions included).
+ */
+export async function recordTeacherForcing(outDir: string, reference: TraceBundle, plans: CapturePlans, injections: number): Promise<TeacherForcingSummary | null> {
+  const { forcing, rounding } = plans;
+  if (forcing === null) return null;
+  let summary: TeacherForcingSummary;
+  const native = await openBundle(outDir);
+  try {
+    // injections also counts the rounding-decision injections; the summary is about forcing.
+    const roundingInjections =
+      rounding === null
+        ? 0
+        : reference.passes.reduce((count, pass) => count + rounding.boundaries.filter((name) => reference.boundary(pass.index, name) !== undefined).length, 0);
+    summary = await summarizeTeacherForcing(native, reference, forcing.boundaries, injections - roundingInjections);
+  } finally {
+    await native.close();
+  }
+  await addRuntimeProvenance(outDir, teacherForcingRuntimeAfterRun(summary));
+  return summary;
 }
 
 function startHost(options: CaptureOptions): Promise<EngineHost> {
@@ -285,36 +344,25 @@ export async function captureRun(options: CaptureOptions): Promise<CaptureResult
 
   let host = await startHost(options);
   try {
-    const inputs = await prepareSession(host, reference, weightsPath, options);
-    const forcing = options.teacherForce ? teacherForcingPlan(reference, host.description) : null;
-    const rounding = options.forceRoundingDecisions === false ? null : roundingDecisionPlan(reference, host.description);
-    const extra: Record<string, RuntimeValue> = {
-      ...(options.teacherForce ? teacherForcingRuntimeAtStart(referenceSha256) : {}),
-      forced_rounding_decisions: rounding === null ? '' : rounding.boundaries.join(','),
-    };
+    const inputs = await prepareSession(host, reference, weightsPath, options.options);
+    const plans = capturePlans(reference, host.description, {
+      teacherForce: options.teacherForce === true,
+      forceRoundingDecisions: options.forceRoundingDecisions !== false,
+      referenceSha256,
+    });
     const main = await captureSession(
       host,
       reference,
       outDir,
-      nativeHeader(reference.manifest, host, options.command, inputs, extra),
-      combinePlans([rounding, forcing]),
+      nativeHeader(reference.manifest, host, options.command, inputs, plans.runtime),
+      plans.plan,
       options.onPass,
     );
     const result: CaptureResult = { reference, manifestPath: main.manifestPath, run: main.run, passes: main.passes };
 
-    if (forcing !== null && main.manifestPath !== null) {
-      const native = await openBundle(outDir);
-      try {
-        // main.injections also counts the rounding-decision injections; the summary is about forcing.
-        const roundingInjections =
-          rounding === null
-            ? 0
-            : reference.passes.reduce((count, pass) => count + rounding.boundaries.filter((name) => reference.boundary(pass.index, name) !== undefined).length, 0);
-        result.teacherForcing = await summarizeTeacherForcing(native, reference, forcing.boundaries, main.injections - roundingInjections);
-      } finally {
-        await native.close();
-      }
-      await addRuntimeProvenance(outDir, teacherForcingRuntimeAfterRun(result.teacherForcing));
+    if (main.manifestPath !== null) {
+      const summary = await recordTeacherForcing(outDir, reference, plans, main.injections);
+      if (summary !== null) result.teacherForcing = summary;
     }
 
     if (isolatedDir !== null) {
@@ -328,7 +376,7 @@ export async function captureRun(options: CaptureOptions): Promise<CaptureResult
         } else {
           await host.close().catch(() => undefined);
           host = await startHost(options);
-          await prepareSession(host, reference, weightsPath, options);
+          await prepareSession(host, reference, weightsPath, options.options);
         }
         const plan = isolationPlan(reference, host.description);
         const header = nativeHeader(reference.manifest, host, options.command, inputs, isolationRuntime(referenceSha256, plan));

@@ -1,0 +1,202 @@
+// The run of a session: starting a live run on the engine, stepping it one pass at a time and
+// judging each pass as it is sealed, opening a captured run instead, and stopping either.
+//
+// After every pass the native side is re-opened: while the capture is being written, as a
+// read-only view of its journal and sealed pass files (capture-in-progress.ts); once finished or
+// recovered after a crash, as the bundle on disk. Only the new pass is judged (session-judge.ts).
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Isolation, PassResult } from '../../engine/host/engine-host.ts';
+import type { InspectorEvent } from '../../preload/inspector-api.ts';
+import { openBundle, type TraceBundle } from '../core/bundle/bundle-reader.ts';
+import { openCaptureInProgress } from '../core/bundle/capture-in-progress.ts';
+import { BundleError } from '../core/bundle/errors.ts';
+import { MANIFEST_FILE_NAME, type RunOutcome } from '../core/bundle/manifest-schema.ts';
+import type { RunStop } from '../core/gate/case-verdicts.ts';
+import type { Contract } from '../core/bundle/manifest-schema.ts';
+import { LiveRun, type PassStep } from './live-capture.ts';
+import { CALL_CODES, callError, type SessionErrorLog } from './session-errors.ts';
+import { catalogueFromReference, describeStop, judgePasses, type JudgeContext } from './session-judge.ts';
+import { hasDivergence } from './session-rows.ts';
+import { emptyRun, type PassState, type RunRecord, type RunStatus } from './session-state.ts';
+import { openNativeRun, type OpenedEngine, type OpenedReference } from './session-sources.ts';
+
+export interface RunSettings {
+  isolation: Isolation;
+  teacherForce: boolean;
+  engineOptions: Readonly<Record<string, string>>;
+  passTimeoutMs?: number;
+}
+
+export interface RunControllerHooks {
+  workDir: string;
+  errors: SessionErrorLog;
+  emit(event: InspectorEvent): void;
+  /** Called whenever the rows change (a pass judged, the run cleared). */
+  rowsChanged(): void;
+  /** A native view is no longer current; it is closed once no reader uses it. */
+  retire(bundle: TraceBundle): void;
+}
+
+const PASS_STATE: Readonly<Record<PassResult['status'], PassState>> = { ok: 'done', engine_error: 'failed', crashed: 'crashed', timeout: 'timeout' };
+
+function runStatusOf(outcome: RunOutcome): RunStatus {
+  // An aborted run was stopped between passes by the user: what it holds is complete.
+  return outcome.status === 'aborted' ? 'completed' : outcome.status;
+}
+
+export class RunController {
+  run: RunRecord = emptyRun();
+  /** Contracts the verdicts refer to, by id (judgeCase fills it). */
+  contracts: Record<string, Contract> = {};
+  private runs = 0;
+
+  constructor(private readonly hooks: RunControllerHooks) {}
+
+  /** Stops whatever run there is (a live capture is sealed as aborted) and clears the rows. */
+  async clear(reason: string): Promise<void> {
+    const { live, native } = this.run;
+    this.run = emptyRun();
+    this.contracts = {};
+    if (native !== null) this.hooks.retire(native);
+    await live?.dispose(reason);
+    this.hooks.rowsChanged();
+  }
+
+  /** A fresh folder in the work folder for the next native bundle. */
+  private nextRunDir(caseId: string): string {
+    const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '').replace('T', '-');
+    for (;;) {
+      this.runs += 1;
+      const dir = join(this.hooks.workDir, `${caseId}-${stamp}-${this.runs}`);
+      if (!existsSync(dir)) return dir;
+    }
+  }
+
+  /** Starts a live run (the previous run is cleared first) and runs its prefill. */
+  async startLive(engine: OpenedEngine, reference: OpenedReference, settings: RunSettings): Promise<void> {
+    // The new run is started before the old one is cleared: an engine that refuses an option or
+    // an input leaves the previous run and its rows as they were.
+    const outDir = this.nextRunDir(reference.bundle.manifest.case.id);
+    const live = await LiveRun.start({
+      library: engine.info.library,
+      reference: reference.bundle,
+      outDir,
+      isolation: settings.isolation,
+      engineOptions: settings.engineOptions,
+      teacherForce: settings.teacherForce,
+      ...(settings.passTimeoutMs !== undefined ? { passTimeoutMs: settings.passTimeoutMs } : {}),
+      onProgress: (progress) => this.hooks.emit({ type: 'progress', ...progress }),
+    });
+    await this.clear('a new run was started');
+    this.run = { ...emptyRun(), source: 'live', live, nativeDir: outDir, status: 'running', message: `capturing into ${outDir}` };
+    await this.step(engine, reference);
+  }
+
+  /**
+   * Runs the next pass of the live run and judges it. Returns whether that pass brought a FAIL
+   * or REVIEW_REQUIRED. A crash, hang or engine error ends the run (a SessionError names the pass
+   * and the last boundary); the rows already judged stay.
+   */
+  async step(engine: OpenedEngine, reference: OpenedReference): Promise<{ diverged: boolean; ended: boolean }> {
+    const live = this.run.live;
+    if (live === null || live.nextPass === null) throw callError(CALL_CODES.state, 'there is no pass to run: the run is over; Reset or Prefill to start again');
+    const step = await live.runNextPass();
+    const { native, unreadable } = await this.openNativeView(live, step);
+    const stop = this.stopOf(step);
+    const judged = await judgePasses(this.judgeContext(reference, engine.description), native, [step.pass], stop, unreadable);
+    const verdicts = judged.get(step.pass) ?? [];
+
+    const previous = this.run.native;
+    this.run.native = native;
+    if (previous !== null && previous !== native) this.hooks.retire(previous);
+    this.run.verdicts.set(step.pass, verdicts);
+    this.run.passStates.set(step.pass, step.result === null ? 'failed' : PASS_STATE[step.result.status]);
+    if (step.result !== null) this.run.passesRun.push(step.pass);
+    if (step.ended === null) {
+      this.run.status = 'running';
+      this.run.message = `pass ${step.pass} (${step.kind}) ran: ${live.passesRun} of ${reference.bundle.passes.length} passes`;
+    } else {
+      this.run.status = runStatusOf(step.ended);
+      this.run.message = stop?.description ?? `the run completed: ${live.passesRun} passes captured into ${live.outDir}`;
+      if (stop !== null) this.hooks.errors.add(`pass ${step.pass} (${step.kind})`, stop.description);
+    }
+    if (step.warning !== null) this.hooks.errors.add(`pass ${step.pass} (${step.kind})`, step.warning);
+    if (unreadable !== null) this.hooks.errors.add(`pass ${step.pass} (${step.kind})`, `the native bundle cannot be read: ${unreadable}`);
+    this.hooks.rowsChanged();
+    return { diverged: hasDivergence(verdicts), ended: step.ended !== null };
+  }
+
+  /** Where the run stopped, when this step ended it other than by completing. */
+  private stopOf(step: PassStep): RunStop | null {
+    if (step.ended === null || step.ended.status === 'completed') return null;
+    const result = step.result;
+    const lastBoundary = result !== null && result.status !== 'ok' ? result.lastBoundary : null;
+    const detail = result === null ? step.ended.message : result.status === 'engine_error' ? `${result.code}: ${result.message}` : result.status === 'ok' ? '' : result.message;
+    return { pass: step.pass, description: describeStop(step.ended.status, step.pass, step.kind, lastBoundary, detail) };
+  }
+
+  /** The native side after a step: the capture in progress, or the bundle finished / recovered on disk. */
+  private async openNativeView(live: LiveRun, step: PassStep): Promise<{ native: TraceBundle | null; unreadable: string | null }> {
+    try {
+      if (live.capturing) return { native: await openCaptureInProgress(live.outDir), unreadable: null };
+      if (!existsSync(join(live.outDir, MANIFEST_FILE_NAME))) {
+        const why = step.warning ?? 'no manifest.json was written';
+        return { native: null, unreadable: `${live.outDir}: ${why}` };
+      }
+      return { native: await openBundle(live.outDir), unreadable: null };
+    } catch (error) {
+      if (error instanceof BundleError) return { native: null, unreadable: error.message };
+      throw error;
+    }
+  }
+
+  private judgeContext(reference: OpenedReference, description: OpenedEngine['description']): JudgeContext {
+    return {
+      caseId: reference.bundle.manifest.case.id,
+      reference: reference.bundle,
+      oracle: reference.oracle,
+      description,
+      ledger: reference.ledger,
+      contracts: this.contracts,
+    };
+  }
+
+  /**
+   * Opens a captured native bundle and judges every pass it holds against the reference. The
+   * engine's catalogue is used when the open engine is the one that made the run (same library
+   * sha256); otherwise the reference's (session-judge.ts catalogueFromReference).
+   */
+  async openRun(dir: string, reference: OpenedReference, engine: OpenedEngine | null): Promise<void> {
+    const native = await openNativeRun(dir, reference.bundle);
+    await this.clear('a captured run was opened');
+    const { manifest } = native;
+    const madeBy = manifest.provenance.runtime['engine_library_sha256'];
+    const description = engine !== null && engine.info.sha256 === madeBy ? engine.description : catalogueFromReference(reference.bundle);
+    const passes = native.passes.map((pass) => pass.index);
+    const last = native.passes.at(-1);
+    const outcome = manifest.run ?? { status: 'completed' as const, message: '', last_pass: last?.index ?? null, last_boundary: null };
+    const failed = outcome.status !== 'completed' && outcome.status !== 'aborted' && last !== undefined;
+    const stop: RunStop | null = failed ? { pass: last.index, description: describeStop(outcome.status, last.index, last.kind, outcome.last_boundary, outcome.message) } : null;
+    const judged = await judgePasses(this.judgeContext(reference, description), native, passes, stop);
+    this.run = { ...emptyRun(), source: 'opened', nativeDir: native.dir, native, verdicts: judged, passesRun: passes };
+    for (const pass of passes) this.run.passStates.set(pass, 'done');
+    if (failed) {
+      this.run.passStates.set(last.index, outcome.status === 'engine_error' ? 'failed' : outcome.status === 'timeout' ? 'timeout' : 'crashed');
+      this.hooks.errors.add('open run', `${native.dir}: ${stop?.description ?? ''}`);
+    }
+    this.run.status = runStatusOf(outcome);
+    this.run.message = stop?.description ?? (outcome.status === 'aborted' ? `the run was aborted after ${passes.length} passes: ${outcome.message}` : `opened ${native.dir}: ${passes.length} passes`);
+    this.hooks.rowsChanged();
+  }
+
+  /** For the renderer's "run to ..." loops: whether a step is possible now. */
+  get canStep(): boolean {
+    return this.run.live !== null && this.run.live.nextPass !== null;
+  }
+
+  describeNoStep(): string {
+    if (this.run.source === 'opened') return 'an opened run has no engine to step: Prefill starts a live run of the open engine';
+    return `the run is over (${this.run.status}): Reset or Prefill to start again`;
+  }
+}

@@ -1,0 +1,79 @@
+// How the session fails a call, and the list of errors the user sees in the snapshot.
+//
+// A rejected call carries a stable code (hosts and the renderer switch on it) and a specific
+// message (the file and the field, the pass and the boundary). Errors that concern the user's
+// evidence or engine — not a mistaken call — are also kept in the snapshot's `errors` until
+// dismissed, so a failure in a long run stays visible after the call that caused it returned.
+import { EngineCallError, EngineHostDeadError, EngineHostError, EngineLoadError } from '../../engine/host/engine-errors.ts';
+import { InspectorCallError, type SessionError } from '../../preload/inspector-api.ts';
+import { BundleError } from '../core/bundle/errors.ts';
+import { CaptureUsageError } from '../core/capture/capture-run.ts';
+import { LedgerError } from '../core/gate/ledger.ts';
+
+export const CALL_CODES = {
+  /** The request does not match the method's schema, or names something that does not exist. */
+  request: 'E_REQUEST',
+  /** Another engine operation is running. */
+  busy: 'E_BUSY',
+  /** The call does not fit the session's state (no engine open, the run ended...). */
+  state: 'E_STATE',
+  /** The engine library cannot be loaded, or refused what it was given. */
+  engine: 'E_ENGINE',
+  /** A bundle (or its ledger) failed validation or could not be read. */
+  bundle: 'E_BUNDLE',
+  /** The core produced a response its own schema rejects (a bug, reported rather than sent). */
+  response: 'E_RESPONSE',
+  /** Anything else: an unexpected failure inside the core. */
+  internal: 'E_INTERNAL',
+} as const;
+export type CallCode = (typeof CALL_CODES)[keyof typeof CALL_CODES];
+
+export function callError(code: CallCode, message: string): InspectorCallError {
+  return new InspectorCallError(code, message);
+}
+
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The code a failure maps to; messages are kept verbatim (they already name file, field, pass). */
+export function codeOf(error: unknown): string {
+  if (error instanceof InspectorCallError) return error.code;
+  if (error instanceof BundleError || error instanceof LedgerError) return CALL_CODES.bundle;
+  if (error instanceof EngineLoadError || error instanceof EngineCallError || error instanceof CaptureUsageError) return CALL_CODES.engine;
+  if (error instanceof EngineHostDeadError || error instanceof EngineHostError) return CALL_CODES.engine;
+  return CALL_CODES.internal;
+}
+
+/** Any failure as the InspectorCallError a host sends back. */
+export function asCallError(error: unknown): InspectorCallError {
+  if (error instanceof InspectorCallError) return error;
+  return new InspectorCallError(codeOf(error), messageOf(error));
+}
+
+/** Errors shown in the snapshot; the newest last, at most `limit` kept. */
+export class SessionErrorLog {
+  private readonly entries: SessionError[] = [];
+  private nextId = 1;
+
+  constructor(private readonly limit = 50) {}
+
+  add(action: string, message: string): SessionError {
+    const entry: SessionError = { id: this.nextId++, at: new Date().toISOString(), action, message };
+    this.entries.push(entry);
+    if (this.entries.length > this.limit) this.entries.splice(0, this.entries.length - this.limit);
+    return entry;
+  }
+
+  /** False when no error has that id (already dismissed, or never was). */
+  dismiss(id: number): boolean {
+    const at = this.entries.findIndex((entry) => entry.id === id);
+    if (at === -1) return false;
+    this.entries.splice(at, 1);
+    return true;
+  }
+
+  list(): SessionError[] {
+    return this.entries.map((entry) => ({ ...entry }));
+  }
+}

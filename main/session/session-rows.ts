@@ -1,0 +1,105 @@
+// The boundary table: one BoundaryRow per judged (pass, boundary), in execution order, built
+// from the gate's verdicts. The verdict is always the gate's (it weighs both oracles); the oracle
+// choice only selects which comparison the numeric columns, the contract and the badges show:
+// native vs the reference ('reference') or native vs the fp64 oracle ('fp64').
+import { toWire, type BoundaryRef, type BoundaryRow, type OracleChoice } from '../../preload/inspector-api.ts';
+import type { TraceBundle } from '../core/bundle/bundle-reader.ts';
+import type { Contract } from '../core/bundle/manifest-schema.ts';
+import { emptyCounts, type BoundaryVerdict, type ComparisonRecord, type VerdictCounts } from '../core/gate/gate-types.ts';
+
+export interface RowSources {
+  reference: TraceBundle;
+  oracle: TraceBundle | null;
+  native: TraceBundle | null;
+  oracleChoice: OracleChoice;
+  /** Contracts by id, as judgeCase filled them in. */
+  contracts: Readonly<Record<string, Contract>>;
+}
+
+const isDivergence = (verdict: BoundaryVerdict): boolean => verdict.verdict === 'FAIL' || verdict.verdict === 'REVIEW_REQUIRED';
+
+/** A tolerance as people write it: 1e-6, 0.5, 2.4e-7. */
+function tolerance(value: number): string {
+  if (value === 0) return '0';
+  const magnitude = Math.abs(value);
+  if (magnitude < 1e-3 || magnitude >= 1e4) {
+    const [mantissa = '', exponent = ''] = value.toExponential(2).split('e');
+    return `${mantissa.replace(/\.?0+$/, '')}e${exponent.replace('+', '')}`;
+  }
+  return String(Number(value.toPrecision(3)));
+}
+
+export function contractText(contract: Contract | null): string {
+  if (contract === null) return 'none';
+  if (contract.kind === 'bit_exact') return 'bit_exact';
+  const parts = [`faithful abs ${tolerance(contract.abs)} rel ${tolerance(contract.rel)}`];
+  if (contract.max_ulp !== null) parts.push(`ulp ${contract.max_ulp}`);
+  if (contract.oracle_rel !== null) parts.push(`oracle_rel ${tolerance(contract.oracle_rel)}`);
+  return parts.join(' ');
+}
+
+function shownComparison(verdict: BoundaryVerdict, choice: OracleChoice): ComparisonRecord | null {
+  return choice === 'fp64' ? verdict.oracle : verdict.reference;
+}
+
+/** The contract the shown comparison used, else the one its base bundle declares. */
+function contractOf(verdict: BoundaryVerdict, sources: RowSources, shown: ComparisonRecord | null): Contract | null {
+  if (shown !== null) return sources.contracts[shown.contractId] ?? null;
+  const base = sources.oracleChoice === 'fp64' ? sources.oracle : sources.reference;
+  return base?.boundary(verdict.pass, verdict.boundary)?.contract ?? null;
+}
+
+export function buildRows(verdicts: readonly BoundaryVerdict[], sources: RowSources): BoundaryRow[] {
+  const first = verdicts.findIndex(isDivergence);
+  return verdicts.map((verdict, order): BoundaryRow => {
+    const shown = shownComparison(verdict, sources.oracleChoice);
+    const entry =
+      sources.reference.boundary(verdict.pass, verdict.boundary) ?? sources.native?.boundary(verdict.pass, verdict.boundary) ?? null;
+    const passEntry = sources.reference.passes[verdict.pass] ?? sources.native?.passes[verdict.pass];
+    const contract = contractOf(verdict, sources, shown);
+    // A structural failure compared no values: its zero statistics would read as "exact".
+    const measured = shown !== null && shown.structural === null;
+    const census = shown?.census;
+    return {
+      id: `${verdict.pass}:${verdict.boundary}`,
+      order,
+      pass: verdict.pass,
+      passKind: passEntry?.kind ?? (verdict.pass === 0 ? 'prefill' : 'decode'),
+      boundary: verdict.boundary,
+      stage: verdict.stage,
+      dtype: shown?.dtype ?? entry?.dtype ?? '',
+      shape: [...(shown?.shape ?? entry?.shape ?? [])],
+      contract: contractText(contract),
+      contractKind: contract === null ? 'none' : contract.kind,
+      verdict: verdict.verdict,
+      kind: verdict.kind,
+      reason: verdict.reason,
+      maxAbs: measured ? toWire(shown.maxAbs) : null,
+      maxUlp: measured ? toWire(shown.maxUlp) : null,
+      mismatches: shown?.mismatches ?? 0,
+      elements: shown?.elements ?? 0,
+      badges: {
+        nan: census !== undefined && census.native.nan + census.reference.nan > 0,
+        inf: census !== undefined && census.native.posInf + census.native.negInf + census.reference.posInf + census.reference.negInf > 0,
+        negZero: census !== undefined && census.native.negZero + census.reference.negZero > 0,
+        tie: shown?.ties !== null && shown?.ties !== undefined,
+      },
+      firstDivergence: order === first,
+    };
+  });
+}
+
+export function countVerdicts(verdicts: readonly BoundaryVerdict[]): VerdictCounts {
+  const counts = emptyCounts();
+  for (const verdict of verdicts) counts[verdict.verdict] += 1;
+  return counts;
+}
+
+export function firstDivergenceOf(verdicts: readonly BoundaryVerdict[]): BoundaryRef | null {
+  const found = verdicts.find(isDivergence);
+  return found === undefined ? null : { pass: found.pass, boundary: found.boundary };
+}
+
+export function hasDivergence(verdicts: readonly BoundaryVerdict[]): boolean {
+  return verdicts.some(isDivergence);
+}
