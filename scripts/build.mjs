@@ -1,8 +1,10 @@
 // Builds everything `trace-inspector` needs to run from a fresh checkout:
-// the native reference engine and its test libraries (gcc, via engine/Makefile), and the
+// the native reference engine and its test libraries (gcc, via engine/Makefile), the
 // Node-side entry points that run outside the TypeScript toolchain (CLI, engine worker,
-// engine host process), bundled by esbuild into dist/. Runs on `npm install` and before tests.
-import { execFileSync } from 'node:child_process';
+// engine host process), bundled by esbuild into dist/, and the Electron app (electron-vite:
+// out/main, out/preload, out/renderer — serve mode serves out/renderer too). Runs on
+// `npm install`, before tests and on `npm start`.
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,5 +43,22 @@ async function buildNodeEntries() {
   });
 }
 
+/**
+ * electron-vite in a child process, its output kept quiet unless it fails: then it is shown
+ * in full, with a line that says which part of the checkout it concerns.
+ */
+function buildApp() {
+  const cli = join(root, 'node_modules', 'electron-vite', 'bin', 'electron-vite.js');
+  const result = spawnSync(process.execPath, [cli, 'build'], { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  if (result.status === 0) return;
+  process.stderr.write(`${result.stdout ?? ''}${result.stderr ?? ''}${result.error ? `${result.error.message}\n` : ''}`);
+  process.stderr.write(
+    'trace-inspector build: the app build failed (electron-vite build of main/electron, preload/ and renderer/ into out/); ' +
+      'the messages above name the file. The desktop app and serve mode need out/; the engine and dist/ were built.\n',
+  );
+  process.exit(1);
+}
+
 buildEngine();
 await buildNodeEntries();
+buildApp();

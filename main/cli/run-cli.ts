@@ -5,6 +5,7 @@ import { CAPTURE_USAGE, runCaptureCommand } from './commands/capture-command.ts'
 import { EXPORT_WAV_USAGE, runExportWavCommand } from './commands/export-wav-command.ts';
 import { GATE_USAGE, runGateCommand } from './commands/gate-command.ts';
 import { KEYGEN_USAGE, runKeygenCommand } from './commands/keygen-command.ts';
+import { SERVE_USAGE, runServeCommand } from './commands/serve-command.ts';
 import { VERIFY_USAGE, runVerifyCommand } from './commands/verify-command.ts';
 import { EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from './cli-io.ts';
 
@@ -16,6 +17,7 @@ commands:
   verify      check a gate receipt's signature and the files it names
   keygen      create an Ed25519 key pair for signing receipts
   export-wav  write a bundle's PCM stream (detok.pcm) as a 24 kHz float WAV
+  serve       serve the app to a browser on 127.0.0.1 (URL with a per-run token)
   help        show this help (trace-inspector help <command> for one command)
   --version   print the version and commit
 
@@ -28,6 +30,7 @@ const COMMAND_USAGE: Readonly<Record<string, string>> = {
   verify: VERIFY_USAGE,
   keygen: KEYGEN_USAGE,
   'export-wav': EXPORT_WAV_USAGE,
+  serve: SERVE_USAGE,
 };
 
 export async function runCli(argv: readonly string[], io: CliIO): Promise<number> {
@@ -46,6 +49,8 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
         return await runKeygenCommand(rest, io);
       case 'export-wav':
         return await runExportWavCommand(rest, io);
+      case 'serve':
+        return await runServeCommand(rest, io);
       case '--version': {
         const tool = toolInfo();
         io.stdout(`trace-inspector ${tool.version} (${tool.commit}${tool.dirty ? ', modified' : ''})\n`);

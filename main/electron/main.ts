@@ -1,11 +1,19 @@
-// The Electron main process: the only code that imports electron. It stays thin — a window,
-// IPC wiring and the headless dispatch — and calls the same core as the terminal CLI.
+// The Electron main process: the only code that imports electron. It stays thin — the window,
+// the menu, IPC wiring and the headless dispatch — and drives the same InspectorSession and
+// dispatchCall as serve mode. The engine still runs in a forked engine-host process
+// (engine/host: child_process.fork, which Electron runs as Node), so an engine crash costs the
+// run, never the app.
 import { join } from 'node:path';
-import { app, BrowserWindow, ipcMain, type IpcMainInvokeEvent } from 'electron';
-import { runCli } from '../cli/run-cli.ts';
+import { app, BrowserWindow } from 'electron';
 import { processIO } from '../cli/cli-io.ts';
-import { HEADLESS_COMMANDS, IPC_CHANNELS } from './ipc-channels.ts';
-import { captureDefaultCase } from './capture-default.ts';
+import { runCli } from '../cli/run-cli.ts';
+import { InspectorSession, dispatchCall } from '../session/inspector-session.ts';
+import { INSPECTOR_METHODS, type InspectorEvent } from '../../preload/inspector-api.ts';
+import { installAppMenu, type RecentItems } from './app-menu.ts';
+import { connectWindow, type Dispatch } from './ipc-bridge.ts';
+import { HEADLESS_COMMANDS } from './ipc-channels.ts';
+import { createMainWindow } from './main-window.ts';
+import { applyAppSecurity } from './window-security.ts';
 
 /** Arguments after the app path: `electron . capture ...` runs the CLI with no window. */
 function headlessArgs(argv: readonly string[]): string[] | null {
@@ -13,29 +21,59 @@ function headlessArgs(argv: readonly string[]): string[] | null {
   return args.length > 0 && HEADLESS_COMMANDS.has(args[0] as string) ? args : null;
 }
 
-/** Only our own renderer, loaded from disk, may call the core. */
-function assertTrustedSender(event: IpcMainInvokeEvent): void {
-  const url = event.senderFrame?.url ?? '';
-  if (!url.startsWith('file://')) throw new Error(`refused IPC from ${url || 'an unknown frame'}`);
-}
+function startWindowed(): void {
+  applyAppSecurity();
+  let window: BrowserWindow | null = null;
+  let disconnect: (() => void) | null = null;
+  let session: InspectorSession | null = null;
 
-function createWindow(): void {
-  const window = new BrowserWindow({
-    width: 1280,
-    height: 860,
-    title: 'trace-inspector',
-    webPreferences: {
-      preload: join(import.meta.dirname, '../preload/index.cjs'),
-      contextIsolation: true,
-      sandbox: true,
-      nodeIntegration: false,
-      webSecurity: true,
-    },
+  void app.whenReady().then(async () => {
+    const userData = app.getPath('userData');
+    const live = InspectorSession.create({ workDir: join(userData, 'runs'), recentFile: join(userData, 'recent.json') });
+    session = live;
+    const dispatch: Dispatch = (method, request) => dispatchCall(live.handlers, method, request);
+    const context = { window: () => window, dispatch };
+
+    // The Open Recent menu follows the session's recent items.
+    let recentKey = '';
+    const showRecent = (recent: RecentItems): void => {
+      const key = JSON.stringify(recent);
+      if (key === recentKey) return;
+      recentKey = key;
+      installAppMenu(context, recent);
+    };
+    live.subscribe((event: InspectorEvent) => {
+      if (event.type === 'snapshot') showRecent(event.snapshot.recent);
+    });
+    showRecent({ engines: [], bundles: [] });
+
+    window = createMainWindow();
+    disconnect = connectWindow(window, dispatch, (listener) => live.subscribe(listener));
+    window.on('closed', () => {
+      disconnect?.();
+      disconnect = null;
+      window = null;
+    });
+
+    // `npm start` opens on the embedded default: the reference engine and its default case.
+    const opened = await dispatch('openDefault', {});
+    if (opened.ok) showRecent(INSPECTOR_METHODS.openDefault.response.parse(opened.response).recent);
+    else console.error(`trace-inspector: could not open the embedded default: ${opened.error.message}`);
   });
-  // No remote content: navigation and new windows are refused.
-  window.webContents.on('will-navigate', (event) => event.preventDefault());
-  window.webContents.setWindowOpenHandler(() => ({ action: 'deny' }));
-  void window.loadFile(join(import.meta.dirname, '../renderer/index.html'));
+
+  app.on('window-all-closed', () => app.quit());
+  // The engine-host process and open bundles are released before the app exits.
+  let closed = false;
+  app.on('will-quit', (event) => {
+    if (closed || session === null) return;
+    event.preventDefault();
+    const closing = session;
+    session = null;
+    void closing.close().finally(() => {
+      closed = true;
+      app.quit();
+    });
+  });
 }
 
 const cliArgs = headlessArgs(process.argv);
@@ -45,10 +83,5 @@ if (cliArgs) {
     app.exit(code);
   });
 } else {
-  ipcMain.handle(IPC_CHANNELS.captureDefault, async (event) => {
-    assertTrustedSender(event);
-    return captureDefaultCase();
-  });
-  void app.whenReady().then(createWindow);
-  app.on('window-all-closed', () => app.quit());
+  startWindowed();
 }

@@ -1,42 +1,116 @@
 // The Electron app builds without the Electron binary (electron-vite), and the built output
-// keeps the security posture: a sandbox-compatible preload that needs nothing but 'electron',
-// a renderer with a strict Content-Security-Policy, and a main process that hardens its window.
+// keeps the security posture: a sandbox-compatible preload that needs nothing but 'electron'
+// and exposes nothing but the bridge, a renderer with a strict Content-Security-Policy, and a
+// main process that hardens its window, refuses remote content and permissions, and answers
+// IPC only from its own renderer. Electron itself cannot run here; these checks read the
+// bundles that `electron .` would run.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../helpers/paths.ts';
+import { REPO_ROOT, freshTempDir } from '../helpers/paths.ts';
 
-const out = join(REPO_ROOT, 'out');
+// Built into a fresh folder with the project's own config (outputs redirected), so this test
+// never empties out/ while serve-mode and end-to-end tests read it.
+const out = freshTempDir('app-build');
+let main = '';
+let preload = '';
 
 beforeAll(() => {
-  execFileSync(process.execPath, [join(REPO_ROOT, 'node_modules', 'electron-vite', 'bin', 'electron-vite.js'), 'build'], {
-    cwd: REPO_ROOT,
-    stdio: 'pipe',
-  });
+  execFileSync(
+    process.execPath,
+    [join(REPO_ROOT, 'node_modules', 'electron-vite', 'bin', 'electron-vite.js'), 'build', '--config', join(REPO_ROOT, 'tests', 'app', 'electron-vite.app-test.config.ts')],
+    { cwd: REPO_ROOT, stdio: 'pipe', env: { ...process.env, TI_APP_TEST_OUT: out } },
+  );
+  main = readFileSync(join(out, 'main', 'index.js'), 'utf8');
+  preload = readFileSync(join(out, 'preload', 'index.cjs'), 'utf8');
 }, 180_000);
 
-describe('electron-vite build', () => {
+describe('electron-vite build: preload', () => {
   it('bundles the preload as CommonJS that requires only electron', () => {
-    const preload = readFileSync(join(out, 'preload', 'index.cjs'), 'utf8');
     const requires = [...preload.matchAll(/require\(["']([^"']+)["']\)/g)].map((match) => match[1]);
     expect(new Set(requires)).toEqual(new Set(['electron']));
-    expect(preload).toContain('exposeInMainWorld');
   });
 
+  it('exposes exactly one object, traceInspector, holding call and subscribe only', () => {
+    const exposures = [...preload.matchAll(/exposeInMainWorld\(\s*([^,]+),\s*(\{[^}]*\})\s*\)/g)];
+    expect(exposures).toHaveLength(1);
+    expect([...preload.matchAll(/exposeInMainWorld/g)]).toHaveLength(1);
+    const [, name, object] = exposures[0] as RegExpMatchArray;
+    expect(name?.trim()).toMatch(/^["']traceInspector["']$/);
+    const keys = [...(object ?? '').matchAll(/([A-Za-z_$][\w$]*)\s*:/g)].map((match) => match[1]);
+    expect(keys).toEqual(['call', 'subscribe']);
+    expect(object).not.toMatch(/ipcRenderer|require|process/);
+  });
+
+  it('talks to main on the two inspector channels and validates replies and events', () => {
+    expect(preload).toContain('"inspector:call"');
+    expect(preload).toContain('"inspector:event"');
+    const channels = new Set([...preload.matchAll(/ipcRenderer\.(invoke|on|send|sendSync)\(\s*([^,)]+)/g)].map((match) => `${match[1]} ${match[2]}`));
+    expect([...channels].map((channel) => channel.split(' ')[0]).sort()).toEqual(['invoke', 'on']);
+    // The reply and event schemas are bundled and applied (zod inside the preload).
+    expect(preload).toMatch(/safeParse/);
+    expect(preload).toContain('InspectorCallError');
+  });
+});
+
+describe('electron-vite build: renderer', () => {
   it('serves the renderer under a strict Content-Security-Policy', () => {
     const html = readFileSync(join(out, 'renderer', 'index.html'), 'utf8');
     expect(html).toMatch(/Content-Security-Policy/);
     expect(html).toMatch(/default-src 'self'/);
+    expect(html).toMatch(/script-src 'self'/);
     expect(html).toMatch(/object-src 'none'/);
+    expect(html).not.toMatch(/script-src[^;]*'unsafe-inline'/);
     expect(html).not.toMatch(/https?:\/\//);
   });
+});
 
+describe('electron-vite build: main', () => {
   it('creates its window with context isolation and the sandbox, without node integration', () => {
-    const main = readFileSync(join(out, 'main', 'index.js'), 'utf8');
+    expect(main).toMatch(/from ["']electron["']/);
     expect(main).toMatch(/contextIsolation:\s*true/);
     expect(main).toMatch(/sandbox:\s*true/);
     expect(main).toMatch(/nodeIntegration:\s*false/);
-    expect(main).toMatch(/from ["']electron["']/);
+    expect(main).toMatch(/nodeIntegrationInWorker:\s*false/);
+    expect(main).toMatch(/webSecurity:\s*true/);
+    expect(main).toMatch(/webviewTag:\s*false/);
+    expect(main).toMatch(/allowRunningInsecureContent:\s*false/);
+    expect(main).not.toMatch(/(contextIsolation|sandbox|webSecurity):\s*false/);
+    expect(main).not.toMatch(/nodeIntegration:\s*true/);
+    expect(main).toMatch(/\.enableSandbox\(\)/);
+  });
+
+  it('loads only its own files and refuses navigation, new windows, webviews and remote requests', () => {
+    expect(main).toMatch(/\.loadFile\(/);
+    expect(main).not.toMatch(/\.loadURL\(/);
+    expect(main).toMatch(/["']will-navigate["'],\s*\(event\)\s*=>\s*event\.preventDefault\(\)/);
+    expect(main).toMatch(/["']will-redirect["'],\s*\(event\)\s*=>\s*event\.preventDefault\(\)/);
+    expect(main).toMatch(/["']will-attach-webview["'],\s*\(event\)\s*=>\s*event\.preventDefault\(\)/);
+    expect(main).toMatch(/setWindowOpenHandler\(\(\)\s*=>\s*\(\{\s*action:\s*["']deny["']\s*\}\)\)/);
+    expect(main).toMatch(/onBeforeRequest\([^)]*\)?[\s\S]{0,200}cancel:\s*true/);
+    expect(main).toMatch(/["']https?:\/\/\*\/\*["']/);
+  });
+
+  it('denies every permission request and check', () => {
+    expect(main).toMatch(/setPermissionRequestHandler\(\(_contents, _permission, callback\)\s*=>\s*callback\(false\)\)/);
+    expect(main).toMatch(/setPermissionCheckHandler\(\(\)\s*=>\s*false\)/);
+  });
+
+  it('answers IPC calls only from its own renderer frame, zod-validated, through dispatchCall', () => {
+    expect(main).toMatch(/ipcMain\.handle\(IPC_CHANNELS\.call|ipcMain\.handle\(["']inspector:call["']/);
+    expect(main).toContain('"inspector:call"');
+    expect(main).toMatch(/event\.sender !== window\.webContents/);
+    expect(main).toMatch(/routingId !== main\.routingId/);
+    expect(main).toMatch(/protocol !== ["']file:["']/);
+    expect(main).toMatch(/IpcCallSchema\.safeParse\(payload\)/);
+    expect(main).toMatch(/dispatchCall\(/);
+    // Exactly one invoke handler: no side doors.
+    expect([...main.matchAll(/ipcMain\.(handle|on|once|handleOnce)\(/g)]).toHaveLength(1);
+  });
+
+  it('keeps the headless commands (--gate, capture, serve...) on the CLI path without a window', () => {
+    expect(main).toMatch(/["']--gate["']/);
+    expect(main).toMatch(/runCli\(/);
   });
 });
