@@ -1,0 +1,98 @@
+// A tiny effect-based Plotly wrapper: newPlot once, Plotly.react on every change, resize with the
+// container, purge on unmount. Event callbacks are read through refs so changing them does not
+// re-plot.
+import { useEffect, useRef, useState } from 'react';
+import type { Config, Data, Layout, PlotlyHTMLElement, PlotMouseEvent, PlotRelayoutEvent, PlotSelectionEvent } from 'plotly.js';
+import { loadPlotly, type PlotlyApi } from './plotly-loader.ts';
+import { PLOT_CONFIG } from './plot-theme.ts';
+
+export interface PlotProps {
+  data: Data[];
+  layout: Partial<Layout>;
+  config?: Partial<Config>;
+  className?: string;
+  testId?: string;
+  onClick?: (event: PlotMouseEvent) => void;
+  onRelayout?: (event: PlotRelayoutEvent) => void;
+  onSelected?: (event: PlotSelectionEvent | undefined) => void;
+  /** Called with the plot's outer element after every (re)draw. */
+  onAfterPlot?: (element: HTMLElement) => void;
+  /** Extra attributes on the plot's container (e.g. what the plot shows, for tests). */
+  dataAttributes?: Record<`data-${string}`, string>;
+}
+
+export function Plot({ data, layout, config, className, testId, onClick, onRelayout, onSelected, onAfterPlot, dataAttributes }: PlotProps) {
+  const outer = useRef<HTMLDivElement>(null);
+  const container = useRef<HTMLDivElement>(null);
+  const [plotly, setPlotly] = useState<PlotlyApi | null>(null);
+  const [loadError, setLoadError] = useState<string | null>(null);
+  const plotted = useRef(false);
+  const handlers = useRef({ onClick, onRelayout, onSelected, onAfterPlot });
+  handlers.current = { onClick, onRelayout, onSelected, onAfterPlot };
+
+  useEffect(() => {
+    let alive = true;
+    loadPlotly().then(
+      (module) => alive && setPlotly(module),
+      (error: unknown) => alive && setLoadError(error instanceof Error ? error.message : String(error)),
+    );
+    return () => {
+      alive = false;
+    };
+  }, []);
+
+  useEffect(() => {
+    const element = container.current;
+    if (plotly === null || element === null) return;
+    const fullConfig = { ...PLOT_CONFIG, ...config };
+    if (!plotted.current) {
+      plotted.current = true;
+      void plotly.newPlot(element, data, layout, fullConfig).then((plot: PlotlyHTMLElement) => {
+        plot.on('plotly_click', (event) => handlers.current.onClick?.(event));
+        plot.on('plotly_relayout', (event) => handlers.current.onRelayout?.(event));
+        // Plotly passes undefined when a selection is cleared by a double click.
+        plot.on('plotly_selected', (event: PlotSelectionEvent | undefined) => handlers.current.onSelected?.(event));
+        const afterPlot = (): void => {
+          if (outer.current !== null) handlers.current.onAfterPlot?.(outer.current);
+        };
+        plot.on('plotly_afterplot', afterPlot);
+        afterPlot();
+      });
+    } else {
+      void plotly.react(element, data, layout, fullConfig);
+    }
+  }, [plotly, data, layout, config]);
+
+  useEffect(() => {
+    const element = container.current;
+    if (plotly === null || element === null) return;
+    // Coalesce bursts of resize notifications (a splitter drag) into one relayout per frame.
+    let frame = 0;
+    const observer = new ResizeObserver(() => {
+      cancelAnimationFrame(frame);
+      frame = requestAnimationFrame(() => {
+        if (plotted.current && element.isConnected) void plotly.Plots.resize(element);
+      });
+    });
+    observer.observe(element);
+    return () => {
+      cancelAnimationFrame(frame);
+      observer.disconnect();
+    };
+  }, [plotly]);
+
+  useEffect(() => {
+    const element = container.current;
+    return () => {
+      if (plotly !== null && element !== null && plotted.current) plotly.purge(element);
+      plotted.current = false;
+    };
+  }, [plotly]);
+
+  return (
+    <div ref={outer} className={`plot ${className ?? ''}`} data-testid={testId} {...dataAttributes}>
+      {loadError !== null ? <div className="plot-error">Plotting is unavailable: {loadError}</div> : null}
+      <div className="plot-surface" ref={container} />
+    </div>
+  );
+}
