@@ -34,7 +34,7 @@ export type WireVerdict = z.infer<typeof VerdictSchema>;
 export const OracleChoiceSchema = z.enum(['reference', 'fp64']);
 export type OracleChoice = z.infer<typeof OracleChoiceSchema>;
 export const IsolationModeSchema = z.enum(['process', 'thread']);
-/** Base64 of little-endian bytes (PCM as float32, WAV files). */
+/** Base64 of little-endian bytes (PCM as float32, WAV files, heatmap cells). */
 const Base64 = z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/);
 
 // ---- session snapshot ------------------------------------------------------------------------
@@ -153,8 +153,17 @@ export const BoundaryRowSchema = z.object({
   /** Special values present on either side, and a tie-order analysis that found a tie group. */
   badges: z.object({ nan: z.boolean(), inf: z.boolean(), negZero: z.boolean(), tie: z.boolean() }),
   firstDivergence: z.boolean(),
+  /**
+   * A PCM stream the audio panel can play: the reference records it as one-dimensional F32 in
+   * every pass that records it, and marks it as audio (audio bounds in its contract, a `valid`
+   * region on axis 0, or a `*.pcm` name). Decided by main/core/audio/pcm-boundary.ts.
+   */
+  pcm: z.boolean(),
 });
 export type BoundaryRow = z.infer<typeof BoundaryRowSchema>;
+
+export const RowsReplySchema = z.object({ rowsVersion: NonNegInt, mode: z.enum(['full', 'append']), rows: z.array(BoundaryRowSchema) });
+export type RowsReply = z.infer<typeof RowsReplySchema>;
 
 // ---- tensor views ------------------------------------------------------------------------
 
@@ -176,30 +185,71 @@ export const TensorViewRequestSchema = z.object({
 });
 export type TensorViewRequest = z.infer<typeof TensorViewRequestSchema>;
 
-export const TensorViewSchema = z.object({
-  pass: NonNegInt,
-  boundary: z.string(),
-  metric: HeatmapMetricSchema,
-  dtype: z.string(),
-  shape: z.array(NonNegInt),
-  folded: z.object({ rows: NonNegInt, cols: NonNegInt }),
-  window: Window,
-  /** The pooled grid: each cell covers rowStep x colStep elements of the window. */
-  grid: z.object({ rows: NonNegInt, cols: NonNegInt, rowStep: z.number().int().min(1), colStep: z.number().int().min(1) }),
-  /**
-   * Row-major cells. abs_diff / ulp: the max over the cell (max-pooling keeps the worst visible);
-   * reference / native: the value of largest magnitude in the cell. Null: the cell holds a NaN
-   * (listed in nanCells too) or nothing finite.
-   */
-  values: z.array(WireNumberSchema.nullable()),
-  /** Flat element index (row-major over the tensor) of each cell's max, for the bit inspector. */
-  argmax: z.array(Int),
-  /** Cells holding a NaN on either side / an infinity on either side. */
-  nanCells: z.array(NonNegInt),
-  infCells: z.array(NonNegInt),
-  /** Over the window: the largest finite cell value. */
-  max: WireNumberSchema,
-});
+/** Bytes per cell of each encoding of TensorView.values and TensorView.argmax. */
+export const CELL_VALUE_BYTES = { f32: 4, f64: 8 } as const;
+export const ARGMAX_BYTES = { u8_offset: 1, u16_offset: 2, u32_offset: 4, f64_index: 8 } as const;
+
+/** Decoded length of canonical (padded) base64, or null when the length cannot be base64. */
+export function base64ByteLength(base64: string): number | null {
+  if (base64.length % 4 !== 0) return null;
+  const padding = base64.endsWith('==') ? 2 : base64.endsWith('=') ? 1 : 0;
+  return (base64.length / 4) * 3 - padding;
+}
+
+export const TensorViewSchema = z
+  .object({
+    pass: NonNegInt,
+    boundary: z.string(),
+    metric: HeatmapMetricSchema,
+    dtype: z.string(),
+    shape: z.array(NonNegInt),
+    folded: z.object({ rows: NonNegInt, cols: NonNegInt }),
+    window: Window,
+    /** The pooled grid: each cell covers rowStep x colStep elements of the window. */
+    grid: z.object({ rows: NonNegInt, cols: NonNegInt, rowStep: z.number().int().min(1), colStep: z.number().int().min(1) }),
+    /**
+     * Row-major cells, base64 of little-endian floats (a million cells as JSON numbers were
+     * ~30 MB; as float32 they are 5.3 MB of base64). abs_diff / ulp: the max over the cell
+     * (max-pooling keeps the worst visible); reference / native: the value of largest magnitude
+     * in the cell. NaN: the cell holds a NaN (listed in nanCells too) or nothing. +-Infinity only
+     * when the value is infinite.
+     *
+     * 'f32' unless a finite cell value lies outside float32's range (beyond 3.4e38 it would turn
+     * into Infinity; nonzero below 2^-126 it would lose its digits or flush to an "exact" 0; e.g.
+     * an f64 tensor's diffs): then the whole grid is 'f64', so a value is never misrepresented.
+     * Within range float32 keeps 24 bits (ULP counts above 2^24 round): enough for a colour and a
+     * hover; the exact value is one click away in the bit inspector (getElement).
+     */
+    values: z.object({ format: z.enum(['f32', 'f64']), data: Base64 }),
+    /**
+     * Where each cell's max is, for the bit inspector: base64 of little-endian unsigned offsets,
+     * the narrowest that holds every offset of a rowStep x colStep cell — 'u8_offset' when
+     * rowStep * colStep <= 2^8, 'u16_offset' <= 2^16, 'u32_offset' <= 2^32 (always, for tensors of
+     * at most 2^32 elements); 'f64_index' beyond that: the flat index itself (exact up to 2^53).
+     * An offset o is the element's place in its cell, o = dr * colStep + dc; the flat index
+     * (row-major over the tensor) of cell (r, c), r = floor(cell / grid.cols), c = cell % grid.cols, is
+     *   (window.row0 + r * rowStep + dr) * folded.cols + window.col0 + c * colStep + dc,
+     * with dr = floor(o / colStep), dc = o % colStep (preload/tensor-view-codec.ts decodes it).
+     * A NaN cell points at its first NaN; a cell with nothing pooled at its origin.
+     */
+    argmax: z.object({ format: z.enum(['u8_offset', 'u16_offset', 'u32_offset', 'f64_index']), data: Base64 }),
+    /** Cells holding a NaN on either side / an infinity on either side. */
+    nanCells: z.array(NonNegInt),
+    infCells: z.array(NonNegInt),
+    /** Over the window: the largest finite cell value. */
+    max: WireNumberSchema,
+  })
+  .superRefine((view, ctx) => {
+    // Checked here so a short or long buffer is refused at the edge, never misread as cells.
+    const cells = view.grid.rows * view.grid.cols;
+    const check = (field: 'values' | 'argmax', bytes: number | null, width: number): void => {
+      if (bytes !== cells * width) ctx.addIssue({ code: 'custom', path: [field, 'data'], message: `expected ${cells} cells of ${width} bytes, got ${bytes ?? 'malformed'} bytes` });
+    };
+    check('values', base64ByteLength(view.values.data), CELL_VALUE_BYTES[view.values.format]);
+    check('argmax', base64ByteLength(view.argmax.data), ARGMAX_BYTES[view.argmax.format]);
+    const outside = [...view.nanCells, ...view.infCells].find((cell) => cell >= cells);
+    if (outside !== undefined) ctx.addIssue({ code: 'custom', path: ['nanCells'], message: `cell ${outside} is outside the ${cells}-cell grid` });
+  });
 export type TensorView = z.infer<typeof TensorViewSchema>;
 
 export const SeriesRequestSchema = z.object({
@@ -436,7 +486,13 @@ export const INSPECTOR_METHODS = {
   runToFirstDivergence: { request: Empty, response: SessionSnapshotSchema },
   reset: { request: Empty, response: SessionSnapshotSchema },
   dismissError: { request: z.object({ id: NonNegInt }), response: SessionSnapshotSchema },
-  getRows: { request: Empty, response: z.object({ rowsVersion: NonNegInt, rows: z.array(BoundaryRowSchema) }) },
+  /**
+   * since: a rowsVersion the client holds. When every change after it only appended rows (steps),
+   * the reply is mode 'append' with just those rows, in execution order (the first one's `order`
+   * is the number of rows the client holds). Otherwise (no since, an unknown or old version, an
+   * oracle switch, reset, open, a re-judged pass) mode 'full' with every row.
+   */
+  getRows: { request: z.object({ since: NonNegInt.optional() }).strict(), response: RowsReplySchema },
   getTensorView: { request: TensorViewRequestSchema, response: TensorViewSchema },
   getSeries: { request: SeriesRequestSchema, response: SeriesSchema },
   getErrorStats: { request: BoundaryRefSchema, response: ErrorStatsSchema },

@@ -34,6 +34,7 @@ import { CALL_CODES, asCallError, callError, SessionErrorLog } from './session-e
 import { exportSessionReceipt, verifyReceiptText } from './session-receipt.ts';
 import { runLayerIsolation } from './session-isolation.ts';
 import { provenanceOf } from './session-provenance.ts';
+import { RowsLog } from './rows-log.ts';
 import { buildRows, hasDivergence } from './session-rows.ts';
 import { allVerdicts, buildSnapshot } from './session-state.ts';
 import { openReference, probeEngine, type OpenedEngine, type OpenedReference } from './session-sources.ts';
@@ -70,7 +71,7 @@ export class InspectorSession {
   private teacherForce = false;
   private engineOptions: Record<string, string> = {};
   private layerIsolation: LayerIsolation = LAYER_ISOLATION_NOT_RUN;
-  private rowsVersion = 0;
+  private readonly rowsLog = new RowsLog();
   private rowsCache: { version: number; oracle: OracleChoice; rows: BoundaryRow[] } | null = null;
   /** Bundles replaced while a getter may still be reading them: closed when no reader is left. */
   private retired: TraceBundle[] = [];
@@ -86,9 +87,7 @@ export class InspectorSession {
       workDir: this.workDir,
       errors: this.errors,
       emit: (event) => this.emit(event),
-      rowsChanged: () => {
-        this.rowsVersion += 1;
-      },
+      rowsChanged: (change) => this.rowsLog.record(change, this.rowCount()),
       retire: (bundle) => this.retire(bundle),
     });
     this.handlers = this.makeHandlers();
@@ -131,7 +130,7 @@ export class InspectorSession {
       teacherForce: this.teacherForce,
       engineOptions: this.engineOptions,
       busy: this.lock.busy,
-      rowsVersion: this.rowsVersion,
+      rowsVersion: this.rowsLog.version,
       errors: this.errors.list(),
       recent: this.recent.list(),
       workDir: this.workDir,
@@ -317,9 +316,17 @@ export class InspectorSession {
     return { native: this.runs.run.native, base: reference.bundle };
   }
 
+  /** How many rows rows() gives: one per verdict, none without a reference. */
+  private rowCount(): number {
+    if (this.reference === null) return 0;
+    let count = 0;
+    for (const verdicts of this.runs.run.verdicts.values()) count += verdicts.length;
+    return count;
+  }
+
   private rows(): BoundaryRow[] {
     const cached = this.rowsCache;
-    if (cached !== null && cached.version === this.rowsVersion && cached.oracle === this.oracle) return cached.rows;
+    if (cached !== null && cached.version === this.rowsLog.version && cached.oracle === this.oracle) return cached.rows;
     const reference = this.reference;
     const rows =
       reference === null
@@ -331,7 +338,7 @@ export class InspectorSession {
             oracleChoice: this.oracle,
             contracts: this.runs.contracts,
           });
-    this.rowsCache = { version: this.rowsVersion, oracle: this.oracle, rows };
+    this.rowsCache = { version: this.rowsLog.version, oracle: this.oracle, rows };
     return rows;
   }
 
@@ -369,8 +376,10 @@ export class InspectorSession {
           throw callError(CALL_CODES.state, `case ${this.reference.info.caseId} has no fp64 oracle bundle (${this.reference.dir}/../oracle-f64)`);
         }
         return this.change(() => {
-          if (this.oracle !== oracle) this.rowsVersion += 1;
+          if (this.oracle === oracle) return;
           this.oracle = oracle;
+          // Every row's numbers change: a client must take them all again.
+          this.rowsLog.record('full', this.rowCount());
         });
       },
       setIsolation: ({ isolation }) =>
@@ -415,9 +424,13 @@ export class InspectorSession {
         if (!this.errors.dismiss(id)) throw callError(CALL_CODES.request, `id: no error with id ${id} (already dismissed?)`);
         return this.emitSnapshot();
       },
-      getRows: async () => {
+      getRows: async ({ since }) => {
         this.requireOpen();
-        return { rowsVersion: this.rowsVersion, rows: this.rows() };
+        const rows = this.rows();
+        const from = this.rowsLog.appendedFrom(since);
+        // Rows are in execution order and an append only adds at the end: the client lacks the tail.
+        if (from !== null && from <= rows.length) return { rowsVersion: this.rowsLog.version, mode: 'append', rows: rows.slice(from) };
+        return { rowsVersion: this.rowsLog.version, mode: 'full', rows };
       },
       getTensorView: (request) => this.read(() => sessionViews.tensorView(this.sides('show a tensor'), request)),
       getSeries: (request) => this.read(() => sessionViews.series(this.sides('show a series'), request)),

@@ -15,6 +15,7 @@ import { MANIFEST_FILE_NAME, type RunOutcome } from '../core/bundle/manifest-sch
 import type { RunStop } from '../core/gate/case-verdicts.ts';
 import type { Contract } from '../core/bundle/manifest-schema.ts';
 import { LiveRun, type PassStep } from './live-capture.ts';
+import type { RowsChange } from './rows-log.ts';
 import { CALL_CODES, callError, type SessionErrorLog } from './session-errors.ts';
 import { catalogueFromReference, describeStop, judgePasses, type JudgeContext } from './session-judge.ts';
 import { hasDivergence } from './session-rows.ts';
@@ -32,8 +33,11 @@ export interface RunControllerHooks {
   workDir: string;
   errors: SessionErrorLog;
   emit(event: InspectorEvent): void;
-  /** Called whenever the rows change (a pass judged, the run cleared). */
-  rowsChanged(): void;
+  /**
+   * Called whenever the rows change: 'append' when a step judged a pass after every judged pass
+   * and no earlier row can have changed, 'full' otherwise (rows-log.ts).
+   */
+  rowsChanged(change: RowsChange): void;
   /** A native view is no longer current; it is closed once no reader uses it. */
   retire(bundle: TraceBundle): void;
 }
@@ -60,7 +64,7 @@ export class RunController {
     this.contracts = {};
     if (native !== null) this.hooks.retire(native);
     await live?.dispose(reason);
-    this.hooks.rowsChanged();
+    this.hooks.rowsChanged('full');
   }
 
   /** A fresh folder in the work folder for the next native bundle. */
@@ -108,6 +112,10 @@ export class RunController {
     const verdicts = judged.get(step.pass) ?? [];
 
     const previous = this.run.native;
+    // Rows of earlier passes read dtype and shape from the native side for boundaries the
+    // reference lacks: a native view that appeared or vanished can change them (when there are any).
+    const earlier = [...this.run.verdicts.keys()];
+    const earlierUnchanged = earlier.length === 0 || (earlier.every((pass) => pass < step.pass) && (previous === null) === (native === null));
     this.run.native = native;
     if (previous !== null && previous !== native) this.hooks.retire(previous);
     this.run.verdicts.set(step.pass, verdicts);
@@ -123,7 +131,7 @@ export class RunController {
     }
     if (step.warning !== null) this.hooks.errors.add(`pass ${step.pass} (${step.kind})`, step.warning);
     if (unreadable !== null) this.hooks.errors.add(`pass ${step.pass} (${step.kind})`, `the native bundle cannot be read: ${unreadable}`);
-    this.hooks.rowsChanged();
+    this.hooks.rowsChanged(earlierUnchanged ? 'append' : 'full');
     return { diverged: hasDivergence(verdicts), ended: step.ended !== null };
   }
 
@@ -187,7 +195,7 @@ export class RunController {
     }
     this.run.status = runStatusOf(outcome);
     this.run.message = stop?.description ?? (outcome.status === 'aborted' ? `the run was aborted after ${passes.length} passes: ${outcome.message}` : `opened ${native.dir}: ${passes.length} passes`);
-    this.hooks.rowsChanged();
+    this.hooks.rowsChanged('full');
   }
 
   /** For the renderer's "run to ..." loops: whether a step is possible now. */

@@ -10,6 +10,7 @@ import { toWire, type Audio, type AudioMetrics } from '../../preload/inspector-a
 import { nullTest } from '../core/audio/audio-metrics.ts';
 import { summarizeAudio } from '../core/audio/audio-summary.ts';
 import { PCM_SAMPLE_RATE, readPcmStream, type PcmStream } from '../core/audio/pcm-stream.ts';
+import { pcmShapeProblem } from '../core/audio/pcm-boundary.ts';
 import { encodeWav } from '../core/audio/wav.ts';
 import type { TraceBundle } from '../core/bundle/bundle-reader.ts';
 
@@ -28,24 +29,10 @@ export function sampleRateOf(reference: TraceBundle): number {
   return PCM_SAMPLE_RATE;
 }
 
-/**
- * Refuses a boundary that is not PCM before anything is read: it must be recorded by some pass
- * of the reference, as a one-dimensional F32 tensor in every pass that records it.
- */
+/** Refuses a boundary that is not PCM before anything is read (pcm-boundary.ts says what PCM is). */
 function assertPcmBoundary(reference: TraceBundle, boundary: string): void {
-  let recorded = false;
-  for (const pass of reference.passes) {
-    const entry = pass.boundaries.find((candidate) => candidate.name === boundary);
-    if (entry === undefined) continue;
-    recorded = true;
-    if (entry.dtype !== 'F32' || entry.shape.length !== 1) {
-      throw new Error(
-        `"${boundary}" is not a PCM boundary: pass ${pass.index} of ${reference.manifestPath} records it as ${entry.dtype} [${entry.shape.join(', ')}]; ` +
-          'audio needs a one-dimensional F32 record per pass',
-      );
-    }
-  }
-  if (!recorded) throw new Error(`"${boundary}" is not a PCM boundary: no pass of ${reference.manifestPath} records it`);
+  const problem = pcmShapeProblem(reference, boundary);
+  if (problem !== null) throw new Error(problem);
 }
 
 interface Streams {

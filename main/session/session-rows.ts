@@ -2,7 +2,12 @@
 // from the gate's verdicts. The verdict is always the gate's (it weighs both oracles); the oracle
 // choice only selects which comparison the numeric columns, the contract and the badges show:
 // native vs the reference ('reference') or native vs the fp64 oracle ('fp64').
+//
+// A row depends only on its own verdict, the bundles and whether it is the first divergence, so
+// judging a later pass never changes an earlier row: the first divergence can only move from
+// "none" to a new row. That is what lets getRows send a step's rows alone (rows-log.ts).
 import { toWire, type BoundaryRef, type BoundaryRow, type OracleChoice } from '../../preload/inspector-api.ts';
+import { pcmStreams } from '../core/audio/pcm-boundary.ts';
 import type { TraceBundle } from '../core/bundle/bundle-reader.ts';
 import type { Contract } from '../core/bundle/manifest-schema.ts';
 import { emptyCounts, type BoundaryVerdict, type ComparisonRecord, type VerdictCounts } from '../core/gate/gate-types.ts';
@@ -51,6 +56,8 @@ function contractOf(verdict: BoundaryVerdict, sources: RowSources, shown: Compar
 
 export function buildRows(verdicts: readonly BoundaryVerdict[], sources: RowSources): BoundaryRow[] {
   const first = verdicts.findIndex(isDivergence);
+  // From the reference whichever oracle is shown: it is what the audio panel plays.
+  const pcm = pcmStreams(sources.reference);
   return verdicts.map((verdict, order): BoundaryRow => {
     const shown = shownComparison(verdict, sources.oracleChoice);
     const entry =
@@ -85,6 +92,7 @@ export function buildRows(verdicts: readonly BoundaryVerdict[], sources: RowSour
         tie: shown?.ties !== null && shown?.ties !== undefined,
       },
       firstDivergence: order === first,
+      pcm: pcm.has(verdict.boundary),
     };
   });
 }

@@ -7,7 +7,7 @@ import { openBundle, type TraceBundle } from '../../main/core/bundle/bundle-read
 import { elementAt } from '../../main/core/inspect/element-bits.ts';
 import { findFirstSpecial } from '../../main/core/inspect/first-special.ts';
 import { specials } from '../../main/core/inspect/special-values.ts';
-import { tensorView } from '../../main/core/inspect/tensor-view-pooling.ts';
+import { pooledView } from './decoded-view.ts';
 import type { BoundaryRef } from '../../preload/inspector-api.ts';
 import { oracleBundle, referenceBundle } from '../helpers/paths.ts';
 
@@ -38,12 +38,12 @@ describe('the nan_inf fixture', () => {
     expect(element.index).toEqual([3, 5]);
     expect(element.reference?.class).toBe('nan');
     expect(element.reference?.decimal).toBe('NaN');
-    const view = await tensorView(null, reference, { pass: 0, boundary: 'backbone.embed', metric: 'reference', maxRows: 4, maxCols: 8 });
+    const view = await pooledView(null, reference, { pass: 0, boundary: 'backbone.embed', metric: 'reference', maxRows: 4, maxCols: 8 });
     expect(view.grid).toEqual({ rows: 4, cols: 8, rowStep: 2, colStep: 8 });
     expect(view.nanCells).toContain(1 * 8 + 0);
     expect(view.argmax[8]).toBe(197);
     expect(view.infCells).toContain(2 * 8 + 2);
-    expect(view.values.slice(0, 8).every((value) => typeof value === 'number')).toBe(true); // positions 0-1 stay finite
+    expect(view.values.slice(0, 8).every((value) => Number.isFinite(value))).toBe(true); // positions 0-1 stay finite
   });
 
   it('counts the special values of both sides', async () => {

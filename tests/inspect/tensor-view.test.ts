@@ -3,8 +3,9 @@
 // native side, and tensors larger than one streaming window (rows split across windows).
 import { afterEach, describe, expect, it } from 'vitest';
 import { tensorView } from '../../main/core/inspect/tensor-view-pooling.ts';
-import { TensorViewSchema, type TensorViewRequest } from '../../preload/inspector-api.ts';
+import type { TensorViewRequest } from '../../preload/inspector-api.ts';
 import { bits16, c64, cleanupBundles, f32, faithful, makeBundle, pair, randomFloats, stepF32, tensor } from '../compare/compare-fixtures.ts';
+import { pooledView } from './decoded-view.ts';
 
 afterEach(cleanupBundles);
 
@@ -29,21 +30,23 @@ describe('tensorView pooling', () => {
     const outlier = 37 * 64 + 50;
     const { reference, native } = grid64({ [outlier]: 1000 });
     const sides = await pair([tensor('x.out', 'F32', [64, 64], f32(native))], [tensor('x.out', 'F32', [64, 64], f32(reference), { contract: faithful({ abs: 1e-3 }) })]);
-    const view = TensorViewSchema.parse(await tensorView(sides.native, sides.reference, request('x.out', 'abs_diff')));
+    const view = await pooledView(sides.native, sides.reference, request('x.out', 'abs_diff'));
     expect(view.folded).toEqual({ rows: 64, cols: 64 });
     expect(view.grid).toEqual({ rows: 8, cols: 8, rowStep: 8, colStep: 8 });
     expect(view.values).toHaveLength(64);
     const cell = 4 * 8 + 6; // row 37 / 8, col 50 / 8
-    const expected = Math.abs(Math.fround(1000) - Math.fround(reference[outlier] as number));
+    // Cells travel as float32 (the f64 difference rounded once); max stays the exact number.
+    const exact = Math.abs(Math.fround(1000) - Math.fround(reference[outlier] as number));
+    const expected = Math.fround(exact);
     expect(view.values[cell]).toBe(expected);
     expect(view.argmax[cell]).toBe(outlier);
-    expect(view.max).toBe(expected);
+    expect(view.max).toBe(exact);
     // Every other cell holds a few-ULP difference, far below the outlier.
     view.values.forEach((value, i) => {
       if (i !== cell) expect(value as number).toBeLessThan(1e-5);
     });
     // ULPs: the same cell is the worst one and points at the same element.
-    const ulp = await tensorView(sides.native, sides.reference, request('x.out', 'ulp'));
+    const ulp = await pooledView(sides.native, sides.reference, request('x.out', 'ulp'));
     const worstCell = ulp.values.indexOf(Math.max(...(ulp.values as number[])));
     expect(worstCell).toBe(cell);
     expect(ulp.argmax[cell]).toBe(outlier);
@@ -56,32 +59,32 @@ describe('tensorView pooling', () => {
     const { reference, native } = grid64({ [nanAt]: Number.NaN, [infAt]: Infinity, [nanAt + 1]: 5000 });
     const sides = await pair([tensor('x.out', 'F32', [64, 64], f32(native))], [tensor('x.out', 'F32', [64, 64], f32(reference), { contract: faithful({ abs: 1e-3 }) })]);
     for (const metric of ['abs_diff', 'ulp', 'reference', 'native'] as const) {
-      const view = await tensorView(sides.native, sides.reference, request('x.out', metric));
+      const view = await pooledView(sides.native, sides.reference, request('x.out', metric));
       const nanCell = 1 * 8 + 0;
       const infCell = 7 * 8 + 7;
       expect(view.nanCells, metric).toEqual([nanCell]);
-      expect(view.values[nanCell], metric).toBeNull();
+      expect(view.values[nanCell], metric).toBeNaN();
       // The larger finite outlier next to the NaN does not take the argmax.
       expect(view.argmax[nanCell], metric).toBe(nanAt);
       expect(view.infCells, metric).toEqual([infCell]);
       // The infinity is native's: every view but the reference values points at it.
       if (metric !== 'reference') expect(view.argmax[infCell], metric).toBe(infAt);
     }
-    const diff = await tensorView(sides.native, sides.reference, request('x.out', 'abs_diff'));
-    expect(diff.values[63]).toBe('Infinity'); // an infinity against a finite value
+    const diff = await pooledView(sides.native, sides.reference, request('x.out', 'abs_diff'));
+    expect(diff.values[63]).toBe(Infinity); // an infinity against a finite value
     expect(typeof diff.max).toBe('number'); // the largest FINITE cell
     expect(diff.max as number).toBeLessThan(1e-5);
-    const nativeView = await tensorView(sides.native, sides.reference, request('x.out', 'native'));
-    expect(nativeView.values[63]).toBe('Infinity');
+    const nativeView = await pooledView(sides.native, sides.reference, request('x.out', 'native'));
+    expect(nativeView.values[63]).toBe(Infinity);
     // A reference-only view still marks the cell of the native NaN: NaN on either side.
-    const referenceView = await tensorView(sides.native, sides.reference, request('x.out', 'reference'));
-    expect(referenceView.values[8]).toBeNull();
+    const referenceView = await pooledView(sides.native, sides.reference, request('x.out', 'reference'));
+    expect(referenceView.values[8]).toBeNaN();
   });
 
   it('reference / native cells hold the value of largest magnitude, sign kept', async () => {
     const values = [1, -7, 3, 2, 0.5, -0.25, 6, -6];
     const sides = await pair([tensor('v', 'F32', [2, 4], f32(values))], [tensor('v', 'F32', [2, 4], f32(values))]);
-    const view = await tensorView(sides.native, sides.reference, request('v', 'reference', { maxRows: 1, maxCols: 2 }));
+    const view = await pooledView(sides.native, sides.reference, request('v', 'reference', { maxRows: 1, maxCols: 2 }));
     expect(view.grid).toEqual({ rows: 1, cols: 2, rowStep: 2, colStep: 2 });
     expect(view.values).toEqual([-7, 6]);
     expect(view.argmax).toEqual([1, 6]); // ties keep the first element (6 before -6)
@@ -92,10 +95,10 @@ describe('tensorView pooling', () => {
     const outlier = 37 * 64 + 50;
     const { reference, native } = grid64({ [outlier]: 1000 });
     const sides = await pair([tensor('x.out', 'F32', [64, 64], f32(native))], [tensor('x.out', 'F32', [64, 64], f32(reference), { contract: faithful({ abs: 1e-3 }) })]);
-    const mid = await tensorView(sides.native, sides.reference, request('x.out', 'abs_diff', { window: { row0: 32, row1: 64, col0: 32, col1: 64 } }));
+    const mid = await pooledView(sides.native, sides.reference, request('x.out', 'abs_diff', { window: { row0: 32, row1: 64, col0: 32, col1: 64 } }));
     expect(mid.grid).toEqual({ rows: 8, cols: 8, rowStep: 4, colStep: 4 });
     expect(mid.argmax[1 * 8 + 4]).toBe(outlier); // (37 - 32) / 4, (50 - 32) / 4
-    const fine = await tensorView(sides.native, sides.reference, request('x.out', 'abs_diff', { window: { row0: 34, row1: 40, col0: 48, col1: 56 } }));
+    const fine = await pooledView(sides.native, sides.reference, request('x.out', 'abs_diff', { window: { row0: 34, row1: 40, col0: 48, col1: 56 } }));
     expect(fine.grid).toEqual({ rows: 6, cols: 8, rowStep: 1, colStep: 1 });
     expect(fine.window).toEqual({ row0: 34, row1: 40, col0: 48, col1: 56 });
     fine.values.forEach((value, cell) => {
@@ -103,7 +106,7 @@ describe('tensorView pooling', () => {
       const col = 48 + (cell % 8);
       const i = row * 64 + col;
       expect(fine.argmax[cell]).toBe(i);
-      expect(value).toBe(Math.abs(Math.fround(native[i] as number) - Math.fround(reference[i] as number)));
+      expect(value).toBe(Math.fround(Math.abs(Math.fround(native[i] as number) - Math.fround(reference[i] as number))));
     });
     await expect(tensorView(sides.native, sides.reference, request('x.out', 'abs_diff', { window: { row0: 0, row1: 65, col0: 0, col1: 4 } }))).rejects.toThrow(
       /pass 0 boundary "x.out": window rows \[0, 65\).*64 x 64/,
@@ -117,13 +120,13 @@ describe('tensorView pooling', () => {
       [tensor('t3', 'F32', [2, 3, 4], f32(three)), tensor('t1', 'F32', [10], f32(line)), tensor('t0', 'F32', [], f32([2.5]))],
       [tensor('t3', 'F32', [2, 3, 4], f32(three)), tensor('t1', 'F32', [10], f32(line)), tensor('t0', 'F32', [], f32([-2.5]))],
     );
-    const t3 = await tensorView(sides.native, sides.reference, request('t3', 'reference', { maxRows: 4, maxCols: 4 }));
+    const t3 = await pooledView(sides.native, sides.reference, request('t3', 'reference', { maxRows: 4, maxCols: 4 }));
     expect(t3.folded).toEqual({ rows: 6, cols: 4 });
     expect(t3.grid).toEqual({ rows: 3, cols: 4, rowStep: 2, colStep: 1 });
-    const t1 = await tensorView(sides.native, sides.reference, request('t1', 'native', { maxRows: 4, maxCols: 3 }));
+    const t1 = await pooledView(sides.native, sides.reference, request('t1', 'native', { maxRows: 4, maxCols: 3 }));
     expect(t1.folded).toEqual({ rows: 1, cols: 10 });
     expect(t1.grid).toEqual({ rows: 1, cols: 3, rowStep: 1, colStep: 4 });
-    const t0 = await tensorView(sides.native, sides.reference, request('t0', 'abs_diff'));
+    const t0 = await pooledView(sides.native, sides.reference, request('t0', 'abs_diff'));
     expect(t0.folded).toEqual({ rows: 1, cols: 1 });
     expect(t0.values).toEqual([5]);
     expect(t0.argmax).toEqual([0]);
@@ -136,7 +139,7 @@ describe('tensorView pooling', () => {
       for (const metric of ['abs_diff', 'ulp', 'native'] as const) {
         await expect(tensorView(nativeSide, reference, request('a', metric))).rejects.toThrow(/pass 0 boundary "a".*native/);
       }
-      const view = await tensorView(nativeSide, reference, request('a', 'reference'));
+      const view = await pooledView(nativeSide, reference, request('a', 'reference'));
       expect(view.values).toEqual([1, 2, 3, 4]);
     }
     await expect(tensorView(native, reference, request('nope', 'reference'))).rejects.toThrow(/pass 0 boundary "nope"/);
@@ -152,22 +155,22 @@ describe('tensorView pooling', () => {
     native[spike] = 77;
     native[3] = Number.NaN;
     const sides = await pair([tensor('big', 'F32', [rows, cols], f32(native))], [tensor('big', 'F32', [rows, cols], f32(reference))]);
-    const view = await tensorView(sides.native, sides.reference, request('big', 'abs_diff', { maxRows: 7, maxCols: 9 }));
+    const view = await pooledView(sides.native, sides.reference, request('big', 'abs_diff', { maxRows: 7, maxCols: 9 }));
     expect(view.grid).toEqual({ rows: 7, cols: 9, rowStep: 86, colStep: 78 });
     const spikeCell = Math.floor(450 / 86) * 9 + Math.floor(699 / 78);
     expect(view.argmax[spikeCell]).toBe(spike);
     expect(view.nanCells).toEqual([0]);
-    expect(view.values.filter((value) => value !== 0 && value !== null)).toEqual([Math.abs(77 - Math.fround(reference[spike] as number))]);
+    expect(view.values.filter((value) => value !== 0 && !Number.isNaN(value))).toEqual([Math.fround(Math.abs(77 - Math.fround(reference[spike] as number)))]);
 
     // One row of 300 000 elements (1.2 MB): the row itself spans two windows.
     const long = randomFloats(300_000, 12);
     const longNative = long.slice();
     longNative[299_990] = 1e6;
     const line = await pair([tensor('line', 'F32', [300_000], f32(longNative))], [tensor('line', 'F32', [300_000], f32(long))]);
-    const lineView = await tensorView(line.native, line.reference, request('line', 'abs_diff', { maxRows: 1, maxCols: 1000 }));
+    const lineView = await pooledView(line.native, line.reference, request('line', 'abs_diff', { maxRows: 1, maxCols: 1000 }));
     expect(lineView.grid).toEqual({ rows: 1, cols: 1000, rowStep: 1, colStep: 300 });
     expect(lineView.argmax[999]).toBe(299_990);
-    expect(lineView.values[999]).toBe(Math.abs(1e6 - Math.fround(long[299_990] as number)));
+    expect(lineView.values[999]).toBe(Math.fround(Math.abs(1e6 - Math.fround(long[299_990] as number))));
     expect(lineView.values.slice(0, 999).every((value) => value === 0)).toBe(true);
   });
 
@@ -177,13 +180,13 @@ describe('tensorView pooling', () => {
       [tensor('h', 'BF16', [2], bits16([0x3f82, 0x8000])), tensor('z', 'C64', [2], c64([[1, 5], [0, 0]]))],
       [tensor('h', 'BF16', [2], bits16([0x3f80, 0x0000])), tensor('z', 'C64', [2], c64([[1, 2], [0, -9]]))],
     );
-    const ulp = await tensorView(sides.native, sides.reference, request('h', 'ulp'));
+    const ulp = await pooledView(sides.native, sides.reference, request('h', 'ulp'));
     expect(ulp.values).toEqual([2, 0]); // +0 and -0 are one point on the comparator's ULP line
-    const diff = await tensorView(sides.native, sides.reference, request('h', 'abs_diff'));
+    const diff = await pooledView(sides.native, sides.reference, request('h', 'abs_diff'));
     expect(diff.values).toEqual([2 ** -6, 0]);
-    const complexDiff = await tensorView(sides.native, sides.reference, request('z', 'abs_diff'));
+    const complexDiff = await pooledView(sides.native, sides.reference, request('z', 'abs_diff'));
     expect(complexDiff.values).toEqual([3, 9]); // the larger component difference
-    const complexValue = await tensorView(sides.native, sides.reference, request('z', 'reference'));
+    const complexValue = await pooledView(sides.native, sides.reference, request('z', 'reference'));
     expect(complexValue.values).toEqual([2, -9]); // the component of larger magnitude
   });
 });

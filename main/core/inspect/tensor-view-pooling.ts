@@ -5,15 +5,17 @@
 //
 // Pooling keeps the worst visible: abs_diff / ulp cells hold their max, reference / native
 // cells the value of largest magnitude (sign kept). A NaN on either side of a cell makes the
-// cell null and lists it in nanCells, and its argmax points at the first NaN: a NaN must never
+// cell NaN and lists it in nanCells, and its argmax points at the first NaN: a NaN must never
 // vanish into a max. Infinities are listed in infCells; an infinity that mismatches counts as an
 // Infinity difference, as in the comparator. A smaller window at the same budget gives a finer
 // step, down to one element per cell when the window fits: that is the zoom. `max` is the
 // largest finite cell score: the max diff, or for reference / native the largest finite
-// magnitude (a symmetric colour scale centres on 0).
+// magnitude (a symmetric colour scale centres on 0). The grid leaves as binary
+// (tensor-view-encoding.ts): a million JSON numbers would cost more than the pooling saved.
 import type { TraceBundle } from '../bundle/bundle-reader.ts';
 import { DTYPE_SIZE } from '../bundle/dtype.ts';
 import { toWire, type TensorView, type TensorViewRequest, type WireNumber } from '../../../preload/inspector-api.ts';
+import { encodeArgmax, encodeValues } from './tensor-view-encoding.ts';
 import { boundarySides, requirePaired, where } from './boundary-sides.ts';
 import { INF, NAN, WindowValues } from './element-quantities.ts';
 import { rowAlignedWindow, streamWindows } from './window-stream.ts';
@@ -105,6 +107,7 @@ export async function tensorView(native: TraceBundle | null, reference: TraceBun
   });
 
   const out = grid.result();
+  const geometry = { cols, row0: span.row0, col0: span.col0, gridCols: colGrid.cells, rowStep: rowGrid.step, colStep: colGrid.step };
   return {
     pass,
     boundary,
@@ -114,7 +117,11 @@ export async function tensorView(native: TraceBundle | null, reference: TraceBun
     folded: { rows: folded.rows, cols: folded.cols },
     window: { row0: span.row0, row1: span.row1, col0: span.col0, col1: span.col1 },
     grid: { rows: rowGrid.cells, cols: colGrid.cells, rowStep: rowGrid.step, colStep: colGrid.step },
-    ...out,
+    values: encodeValues(out.values),
+    argmax: encodeArgmax(out.argmax, geometry),
+    nanCells: out.nanCells,
+    infCells: out.infCells,
+    max: out.max,
   };
 }
 
@@ -124,7 +131,7 @@ class Grid {
   private readonly score: Float64Array;
   /** The pick itself (signed, for reference / native); the same as score for diffs. */
   private readonly value: Float64Array;
-  /** Flat element index of the pick, or of the cell's first NaN. */
+  /** Flat element index of the pick, or of the cell's first NaN; NaN while nothing was pooled. */
   private readonly arg: Float64Array;
   private readonly flags: Uint8Array;
 
@@ -134,7 +141,7 @@ class Grid {
   ) {
     this.score = new Float64Array(cells).fill(-1);
     this.value = signed ? new Float64Array(cells) : this.score;
-    this.arg = new Float64Array(cells);
+    this.arg = new Float64Array(cells).fill(Number.NaN);
     this.flags = new Uint8Array(cells);
   }
 
@@ -175,8 +182,9 @@ class Grid {
     }
   }
 
-  result(): { values: (WireNumber | null)[]; argmax: number[]; nanCells: number[]; infCells: number[]; max: WireNumber } {
-    const values = new Array<WireNumber | null>(this.cells);
+  /** values: NaN for a NaN cell or an empty one (nanCells tells them apart); argmax: flat indices. */
+  result(): { values: Float64Array; argmax: Float64Array; nanCells: number[]; infCells: number[]; max: WireNumber } {
+    const values = new Float64Array(this.cells);
     const nanCells: number[] = [];
     const infCells: number[] = [];
     let max = 0;
@@ -186,13 +194,12 @@ class Grid {
       if ((f & INF) !== 0) infCells.push(cell);
       const s = this.score[cell] as number;
       if ((f & NAN) !== 0 || s < 0) {
-        values[cell] = null;
+        values[cell] = Number.NaN;
         continue;
       }
-      const v = this.value[cell] as number;
-      values[cell] = toWire(v);
+      values[cell] = this.value[cell] as number;
       if (s !== Infinity && s > max) max = s;
     }
-    return { values, argmax: Array.from(this.arg), nanCells, infCells, max };
+    return { values, argmax: this.arg, nanCells, infCells, max: toWire(max) };
   }
 }

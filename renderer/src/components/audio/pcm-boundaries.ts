@@ -1,12 +1,13 @@
-// Which boundaries carry listenable PCM: one-dimensional F32 streams named like audio. The
-// detokenizer's output is the default because it is what users hear.
+// Which boundaries carry listenable PCM: the rows say so (BoundaryRow.pcm, decided by the core
+// from the reference bundle, the same rule the audio service enforces), so nothing is guessed
+// from names here. The detokenizer's output is the default because it is what users hear, and
+// it is offered before any pass has run: the reference side is playable on its own.
 import type { BoundaryRow } from '../../../../preload/inspector-api.ts';
 
 export const DEFAULT_PCM_BOUNDARY = 'detok.pcm';
-const PCM_NAME = /pcm|resampled|preemph|wave|audio_out/i;
 
-export function isPcmRow(row: Pick<BoundaryRow, 'boundary' | 'dtype' | 'shape'>): boolean {
-  return row.dtype === 'F32' && row.shape.length === 1 && PCM_NAME.test(row.boundary);
+export function isPcmRow(row: Pick<BoundaryRow, 'pcm'>): boolean {
+  return row.pcm;
 }
 
 export function pcmBoundaries(rows: readonly BoundaryRow[]): string[] {

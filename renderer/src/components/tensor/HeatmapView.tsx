@@ -3,6 +3,7 @@
 import { useEffect, useMemo, useRef } from 'react';
 import type { Layout, PlotMouseEvent, PlotRelayoutEvent } from 'plotly.js';
 import type { HeatmapMetric, TensorView } from '../../../../preload/inspector-api.ts';
+import { decodeCells, type DecodedCells } from '../../../../preload/tensor-view-codec.ts';
 import { useApiQuery } from '../../hooks/use-api-query.ts';
 import { useElementSize } from '../../hooks/use-element-size.ts';
 import { formatNumber, formatShape } from '../../format/numbers.ts';
@@ -23,11 +24,15 @@ interface HeatmapViewProps {
   compact?: boolean;
   onWindowChange: (window: TensorWindow | null) => void;
   onElement: (flatIndex: number) => void;
-  onLoaded?: (view: TensorView) => void;
+  onLoaded?: (view: TensorView, cells: DecodedCells) => void;
 }
 
 const MAX_GRID = 4096;
-/** Screen pixels per pooled cell: finer than 2 px is invisible and only costs transfer. */
+/**
+ * CSS pixels per pooled cell: finer than 2 px is invisible and only costs transfer. The budget
+ * follows the plot's own size (a 900 x 560 plot asks for 450 x 280 cells, ~0.7 MB for any tensor
+ * size), never the tensor's; MAX_GRID only caps what the API accepts.
+ */
 const PIXELS_PER_CELL = 2;
 
 export function HeatmapView({ pass, boundary, metric, window, version, testId, compact, onWindowChange, onElement, onLoaded }: HeatmapViewProps) {
@@ -39,16 +44,18 @@ export function HeatmapView({ pass, boundary, metric, window, version, testId, c
   const { data: view, loading, error } = useApiQuery('getTensorView', request, version);
   const onLoadedRef = useRef(onLoaded);
   onLoadedRef.current = onLoaded;
+  // Decoded once per response: the traces, clicks and onLoaded all read these arrays.
+  const cells = useMemo(() => (view === null ? null : decodeCells(view)), [view]);
   useEffect(() => {
-    if (view !== null) onLoadedRef.current?.(view);
-  }, [view]);
+    if (view !== null && cells !== null) onLoadedRef.current?.(view, cells);
+  }, [view, cells]);
   // A request in flight means what is on screen is about to be replaced: it is not "painted".
   useEffect(() => {
     if (loading) outer.current?.removeAttribute('data-heatmap-painted');
   }, [loading]);
 
   const current = view !== null && view.pass === pass && view.boundary === boundary && view.metric === metric ? view : null;
-  const traces = useMemo(() => (current === null ? [] : heatmapTraces(current)), [current]);
+  const traces = useMemo(() => (current === null || cells === null ? [] : heatmapTraces(current, cells)), [current, cells]);
   const layout = useMemo<Partial<Layout>>(() => {
     if (current === null) return plotLayout({});
     const { window: shown } = current;
@@ -65,10 +72,10 @@ export function HeatmapView({ pass, boundary, metric, window, version, testId, c
 
   const onClick = (event: PlotMouseEvent): void => {
     const point = event.points[0];
-    if (current === null || point === undefined || typeof point.x !== 'number' || typeof point.y !== 'number') return;
+    if (current === null || cells === null || point === undefined || typeof point.x !== 'number' || typeof point.y !== 'number') return;
     const { grid, window: shown } = current;
     const cell = cellAt(shown.row0, grid.rowStep, grid.rows, point.y) * grid.cols + cellAt(shown.col0, grid.colStep, grid.cols, point.x);
-    const flatIndex = current.argmax[cell];
+    const flatIndex = cells.flatIndex[cell];
     if (flatIndex !== undefined && flatIndex >= 0) onElement(flatIndex);
   };
 

@@ -3,6 +3,7 @@
 // element opens it in the bit inspector.
 import { useCallback, useEffect, useState } from 'react';
 import type { Series, TensorView } from '../../../../preload/inspector-api.ts';
+import type { DecodedCells } from '../../../../preload/tensor-view-codec.ts';
 import { formatShape } from '../../format/numbers.ts';
 import { selectFlatIndex } from '../../store/actions/selection-actions.ts';
 import { getState, useInspectorStore } from '../../store/inspector-store.ts';
@@ -26,11 +27,11 @@ export function TensorPanel() {
   useEffect(() => setWindow(null), [rowId]);
 
   // With no element chosen yet, show the worst one: that is what an engineer looks at first.
-  const onLoaded = useCallback((view: TensorView) => {
+  const onLoaded = useCallback((view: TensorView, cells: DecodedCells) => {
     const state = getState();
     if (state.flatIndex !== null || state.selection?.pass !== view.pass || state.selection.boundary !== view.boundary) return;
-    const cell = worstCell(view);
-    const flatIndex = cell === null ? undefined : view.argmax[cell];
+    const cell = worstCell(view, cells);
+    const flatIndex = cell === null ? undefined : cells.flatIndex[cell];
     if (flatIndex !== undefined && flatIndex >= 0) selectFlatIndex(flatIndex);
   }, []);
 

@@ -1,8 +1,10 @@
-// Turns a pooled TensorView into Plotly traces: the values (log10 for errors, so six orders of
-// magnitude stay readable), and overlays that paint NaN and infinity cells in their own colours
-// (they are findings, not missing data).
+// Turns a pooled TensorView (its cells decoded once by the caller, tensor-view-codec.ts) into
+// Plotly traces: the values (log10 for errors, so six orders of magnitude stay readable), and
+// overlays that paint NaN and infinity cells in their own colours (they are findings, not
+// missing data).
 import type { Data } from 'plotly.js';
-import { fromWire, type TensorView } from '../../../../preload/inspector-api.ts';
+import type { TensorView } from '../../../../preload/inspector-api.ts';
+import type { DecodedCells } from '../../../../preload/tensor-view-codec.ts';
 import { formatNumber } from '../../format/numbers.ts';
 import { INFERNO, PLOT_COLORS } from '../plot/plot-theme.ts';
 
@@ -40,7 +42,7 @@ function overlay(view: TensorView, cells: readonly number[], color: string, labe
   } as Data;
 }
 
-export function heatmapTraces(view: TensorView): Data[] {
+export function heatmapTraces(view: TensorView, cells: DecodedCells): Data[] {
   const { rows, cols, rowStep, colStep } = view.grid;
   const x = Array.from({ length: cols }, (_, c) => cellCentre(view.window.col0, colStep, c));
   const y = Array.from({ length: rows }, (_, r) => cellCentre(view.window.row0, rowStep, r));
@@ -49,9 +51,7 @@ export function heatmapTraces(view: TensorView): Data[] {
   const text: string[][] = [];
   let floor = Infinity;
   let ceiling = -Infinity;
-  for (const value of view.values) {
-    if (value === null) continue;
-    const number = fromWire(value);
+  for (const number of cells.values) {
     if (isError && number > 0 && Number.isFinite(number)) {
       floor = Math.min(floor, Math.log10(number));
       ceiling = Math.max(ceiling, Math.log10(number));
@@ -63,13 +63,12 @@ export function heatmapTraces(view: TensorView): Data[] {
     const zRow: (number | null)[] = [];
     const textRow: string[] = [];
     for (let c = 0; c < cols; c += 1) {
-      const value = view.values[r * cols + c] ?? null;
-      if (value === null) {
+      const number = cells.values[r * cols + c] ?? Number.NaN;
+      if (Number.isNaN(number)) {
         zRow.push(null);
         textRow.push('NaN / none');
         continue;
       }
-      const number = fromWire(value);
       textRow.push(formatNumber(number));
       if (!Number.isFinite(number)) zRow.push(null);
       else if (isError) zRow.push(number > 0 ? Math.log10(number) : zeroLevel);
@@ -103,12 +102,10 @@ export function heatmapTraces(view: TensorView): Data[] {
 }
 
 /** The cell holding the view's largest finite value (for "show me the worst element"). */
-export function worstCell(view: TensorView): number | null {
+export function worstCell(view: TensorView, cells: DecodedCells): number | null {
   let best = -Infinity;
   let at: number | null = null;
-  view.values.forEach((value, cell) => {
-    if (value === null) return;
-    const number = fromWire(value);
+  cells.values.forEach((number, cell) => {
     if (Number.isFinite(number) && number > best) {
       best = number;
       at = cell;
