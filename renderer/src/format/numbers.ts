@@ -20,6 +20,13 @@ export function formatWire(value: WireNumber | null | undefined, empty = '—'):
   return formatNumber(fromWire(value));
 }
 
+/** The bit inspector's figures: every digit, because there a ULP distance is evidence, not a summary. */
+export function formatExactWire(value: WireNumber | null | undefined, empty = '—'): string {
+  if (value === null || value === undefined) return empty;
+  const number = fromWire(value);
+  return Number.isInteger(number) ? number.toLocaleString('en-US', { useGrouping: false }) : formatNumber(number);
+}
+
 /** Sort key for a nullable WireNumber: not compared sorts lowest, NaN highest (it is the worst). */
 export function wireSortKey(value: WireNumber | null): number {
   if (value === null) return -Infinity;

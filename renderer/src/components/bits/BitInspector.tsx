@@ -1,7 +1,7 @@
 // The bits of one element on both sides: what the numbers are exactly, how far apart in ULPs,
 // and where in the tensor. Elements come from heatmap clicks, special-value jumps, or typing.
 import { useEffect, useState, type FormEvent } from 'react';
-import { formatWire } from '../../format/numbers.ts';
+import { formatExactWire, formatWire } from '../../format/numbers.ts';
 import { useApiQuery } from '../../hooks/use-api-query.ts';
 import { useCommand } from '../../keyboard/command-registry.ts';
 import { selectFlatIndex } from '../../store/actions/selection-actions.ts';
@@ -64,7 +64,7 @@ export function BitInspector() {
         {current !== null ? (
           <>
             <span className="bit-metric">
-              ULP <b data-testid="bit-ulp">{formatWire(current.ulp)}</b>
+              ULP <b data-testid="bit-ulp">{formatExactWire(current.ulp)}</b>
             </span>
             <span className="bit-metric">
               |diff| <b data-testid="bit-abs-diff">{formatWire(current.absDiff)}</b>
