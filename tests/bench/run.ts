@@ -1,5 +1,6 @@
 // `npm run bench`: every benchmark, each printing its figures as ratios against a baseline
 // measured in the same run (never asserted: timings are evidence, not tests).
+import { benchAppPerformance } from './app-performance.bench.ts';
 import { benchCaptureOverhead } from './capture-overhead.bench.ts';
 import { benchComparator } from './comparator.bench.ts';
 import { benchRealTimeFactor } from './real-time-factor.bench.ts';
@@ -13,6 +14,7 @@ const benches: Bench[] = [
   { title: 'capture overhead (reference engine, worker thread)', run: benchCaptureOverhead },
   { title: 'comparator throughput and streaming memory', run: benchComparator },
   { title: 'real-time factor, full pipeline (speech case)', run: benchRealTimeFactor },
+  { title: 'app performance in Chromium: 50k-row boundary table, 4096x4096 heatmap (serve mode)', run: benchAppPerformance },
 ];
 
 const only = process.argv.slice(2);

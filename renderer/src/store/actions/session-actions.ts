@@ -2,8 +2,9 @@
 // commands that drive the engine. The core keeps the session, so a reload or a reconnect only
 // has to ask for it again.
 import type { InspectorMethod, MethodRequest, OracleChoice, SessionSnapshot } from '../../../../preload/inspector-api.ts';
+import { mergeRows } from '../../../../preload/rows-merge.ts';
 import { api } from '../../api/inspector-client.ts';
-import { getState, setState } from '../inspector-store.ts';
+import { getState, setState, type InspectorState } from '../inspector-store.ts';
 import { attempt } from './attempt.ts';
 import { errorMessage, pushLocalError } from './error-actions.ts';
 
@@ -34,18 +35,33 @@ export function applySnapshot(snapshot: SessionSnapshot): void {
 
 let rowsFetch: Promise<void> | null = null;
 
+/** The rows at the store's version, or null when they must be fetched whole. */
+async function fetchRows(): Promise<{ rows: InspectorState['rows']; rowsVersion: number } | null> {
+  const held = getState();
+  // Ask only for what was appended since the version held (a step's rows, not the whole run).
+  const reply = await attempt('load boundary rows', 'getRows', held.rowsVersion >= 0 ? { since: held.rowsVersion } : {});
+  if (reply === null) return null;
+  const merged = mergeRows(held.rows, reply);
+  if (merged !== null) return { rows: merged, rowsVersion: reply.rowsVersion };
+  // The append did not continue the rows held: take them all rather than show a spliced list.
+  const full = await attempt('load boundary rows', 'getRows', {});
+  const rows = full === null ? null : mergeRows(held.rows, full);
+  return full === null || rows === null ? null : { rows, rowsVersion: full.rowsVersion };
+}
+
 /** One fetch at a time; when it lands and the snapshot has moved on again, fetch once more. */
 export function refreshRows(): Promise<void> {
   if (rowsFetch !== null) return rowsFetch;
   rowsFetch = (async () => {
     try {
       for (let round = 0; round < 4; round += 1) {
-        const reply = await attempt('load boundary rows', 'getRows', {});
-        if (reply === null) return;
-        const rows = [...reply.rows].sort((a, b) => a.order - b.order);
-        setState({ rows, rowsVersion: reply.rowsVersion });
+        const next = await fetchRows();
+        if (next === null) return;
+        // The app bench's "rows arrived" mark: replies parsed, validated and merged; not yet drawn.
+        document.body.dataset.rowsArrivedAt = String(performance.now());
+        setState(next);
         const wanted = getState().snapshot?.rowsVersion;
-        if (wanted === undefined || wanted === reply.rowsVersion) return;
+        if (wanted === undefined || wanted === next.rowsVersion) return;
       }
     } finally {
       rowsFetch = null;
@@ -118,7 +134,10 @@ export function startSession(): void {
     else setState({ progress: { pass: event.pass, kind: event.kind, records: event.records, lastBoundary: event.lastBoundary } });
   });
   api.onConnection((state, detail) => {
-    setState({ connection: { state, detail } });
+    // A version held from before a reconnect may belong to another core (a restarted server):
+    // the first rows after connecting are fetched whole.
+    if (state === 'connected') setState({ connection: { state, detail }, rowsVersion: -1 });
+    else setState({ connection: { state, detail } });
     if (state === 'connected') {
       void loadSession().then((ok) => {
         if (ok) void refreshRows();
