@@ -7,6 +7,7 @@
 // a finite number, or one of the strings "NaN", "Infinity", "-Infinity" (JSON has no
 // non-finite numbers; IPC would carry them, the WebSocket would turn them into null).
 import { z } from 'zod';
+import { columnIssues } from './row-columns-check.ts';
 
 // ---- primitives ----------------------------------------------------------------------------
 
@@ -162,7 +163,60 @@ export const BoundaryRowSchema = z.object({
 });
 export type BoundaryRow = z.infer<typeof BoundaryRowSchema>;
 
-export const RowsReplySchema = z.object({ rowsVersion: NonNegInt, mode: z.enum(['full', 'append']), rows: z.array(BoundaryRowSchema) });
+/**
+ * A dictionary-coded column of getRows: row i's value is `values[code_i]`, the codes being
+ * base64 of little-endian unsigned integers, the narrowest of u8 / u16 / u32 that can index
+ * `values` (u8 up to 256 values, u16 up to 65536; row-columns-check.ts codeWidth).
+ */
+const coded = <T extends z.ZodType>(value: T) => z.object({ values: z.array(value), codes: Base64 });
+
+/**
+ * getRows' rows as columns (preload/rows-columns.ts reads them into BoundaryRows). 50k rows as
+ * JSON objects were 22 MiB that took ~1 s to parse, validate and collect in the renderer; as
+ * columns they are ~40 B a row and zod checks arrays of primitives (the dictionaries) plus one
+ * pass over the codes. A row's `id` is `${pass}:${boundary}` and its `order` is start + i, so
+ * neither travels.
+ */
+export const RowColumnsSchema = z.object({
+  pass: coded(NonNegInt),
+  passKind: coded(PassKindSchema),
+  boundary: coded(z.string()),
+  stage: coded(z.string()),
+  dtype: coded(z.string()),
+  shape: coded(z.array(NonNegInt)),
+  contract: coded(z.string()),
+  contractKind: coded(BoundaryRowSchema.shape.contractKind),
+  verdict: coded(VerdictSchema),
+  kind: coded(z.string().nullable()),
+  reason: coded(z.string()),
+  mismatches: coded(NonNegInt),
+  elements: coded(NonNegInt),
+  /** Base64 of little-endian float64 per row (NaN and the infinities as themselves); null where the flag is clear. */
+  maxAbs: Base64,
+  maxUlp: Base64,
+  /**
+   * Base64, one byte per row: 1 badges.nan, 2 badges.inf, 4 badges.negZero, 8 badges.tie,
+   * 16 firstDivergence, 32 pcm, 64 maxAbs measured, 128 maxUlp measured (row-columns-check.ts ROW_FLAGS).
+   */
+  flags: Base64,
+});
+export type RowColumns = z.infer<typeof RowColumnsSchema>;
+
+export const RowsReplySchema = z
+  .object({
+    rowsVersion: NonNegInt,
+    mode: z.enum(['full', 'append']),
+    /** The `order` of the first row sent: 0 for 'full', the number of rows the client holds for 'append'. */
+    start: NonNegInt,
+    /** Rows sent, in execution order. */
+    count: NonNegInt,
+    columns: RowColumnsSchema,
+  })
+  .superRefine((reply, ctx) => {
+    // Lengths and codes are checked here so a short column or a code outside its dictionary is
+    // refused at the edge (on both ends), never read as a wrong row.
+    for (const issue of columnIssues(reply)) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+  });
 export type RowsReply = z.infer<typeof RowsReplySchema>;
 
 // ---- tensor views ------------------------------------------------------------------------
@@ -488,8 +542,8 @@ export const INSPECTOR_METHODS = {
   dismissError: { request: z.object({ id: NonNegInt }), response: SessionSnapshotSchema },
   /**
    * since: a rowsVersion the client holds. When every change after it only appended rows (steps),
-   * the reply is mode 'append' with just those rows, in execution order (the first one's `order`
-   * is the number of rows the client holds). Otherwise (no since, an unknown or old version, an
+   * the reply is mode 'append' with just those rows, in execution order (`start`, the first one's
+   * `order`, is the number of rows the client holds). Otherwise (no since, an unknown or old version, an
    * oracle switch, reset, open, a re-judged pass) mode 'full' with every row.
    */
   getRows: { request: z.object({ since: NonNegInt.optional() }).strict(), response: RowsReplySchema },

@@ -34,6 +34,7 @@ import { CALL_CODES, asCallError, callError, SessionErrorLog } from './session-e
 import { exportSessionReceipt, verifyReceiptText } from './session-receipt.ts';
 import { runLayerIsolation } from './session-isolation.ts';
 import { provenanceOf } from './session-provenance.ts';
+import { rowsReply } from './rows-encoding.ts';
 import { RowsLog } from './rows-log.ts';
 import { buildRows, hasDivergence } from './session-rows.ts';
 import { allVerdicts, buildSnapshot } from './session-state.ts';
@@ -429,8 +430,8 @@ export class InspectorSession {
         const rows = this.rows();
         const from = this.rowsLog.appendedFrom(since);
         // Rows are in execution order and an append only adds at the end: the client lacks the tail.
-        if (from !== null && from <= rows.length) return { rowsVersion: this.rowsLog.version, mode: 'append', rows: rows.slice(from) };
-        return { rowsVersion: this.rowsLog.version, mode: 'full', rows };
+        if (from !== null && from <= rows.length) return rowsReply(this.rowsLog.version, 'append', from, rows.slice(from));
+        return rowsReply(this.rowsLog.version, 'full', 0, rows);
       },
       getTensorView: (request) => this.read(() => sessionViews.tensorView(this.sides('show a tensor'), request)),
       getSeries: (request) => this.read(() => sessionViews.series(this.sides('show a series'), request)),
