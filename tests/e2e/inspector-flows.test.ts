@@ -95,6 +95,13 @@ describe('the embedded default', () => {
     const failCount = await byTestId(page, 'verdict-counts').locator('[data-verdict="FAIL"]').textContent();
     expect(failCount?.trim().endsWith(' 0')).toBe(true);
     await screenshot(page, '01-default-stepped');
+
+    // A renderer reload loses nothing: the core keeps the session and the page rebuilds from it.
+    const rowCount = await byTestId(page, 'boundary-table').getAttribute('data-row-count');
+    await page.reload();
+    await waitIdle(page);
+    expect(await passIndicator(page)).toBe('decode 3');
+    await expect.poll(() => byTestId(page, 'boundary-table').getAttribute('data-row-count'), { timeout: 30_000 }).toBe(rowCount);
   });
 });
 
