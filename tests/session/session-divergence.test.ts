@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ENGINE_PERTURBATIONS } from '../../main/core/gate/self-test.ts';
 import { REFERENCE_ENGINE, referenceBundle } from '../helpers/paths.ts';
 import { failureOf, openSession, removeTempDirs } from './session-fixtures.ts';
+import { decodeRows } from '../../preload/rows-columns.ts';
 
 const OPTION = 'perturb.kv_position_off_by_one';
 
@@ -33,7 +34,7 @@ describe('run to first divergence', () => {
       expect(snapshot.timeline[0]?.counts.FAIL).toBe(0);
       expect(snapshot.timeline[0]?.counts.REVIEW_REQUIRED).toBe(0);
 
-      const { rows } = await t.call('getRows', {});
+      const rows = decodeRows(await t.call('getRows', {}));
       const marked = rows.filter((row) => row.firstDivergence);
       expect(marked).toHaveLength(1);
       expect(marked[0]).toMatchObject({ pass: 1, boundary: 'backbone.l2.k_append', verdict: 'FAIL', kind: 'value' });

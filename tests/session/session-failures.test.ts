@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { REFERENCE_ENGINE, TESTLIB_DIR, referenceBundle } from '../helpers/paths.ts';
 import { SEGV_ENGINE, TOY_ENGINE, writeToyCase } from '../gate/gate-fixtures.ts';
 import { failureOf, openSession, removeTempDirs, tempDir } from './session-fixtures.ts';
+import { decodeRows } from '../../preload/rows-columns.ts';
 
 afterAll(() => removeTempDirs());
 
@@ -31,7 +32,7 @@ describe('an engine that crashes mid-pass', () => {
       expect(error?.message).toContain('SIGSEGV');
       expect(crashed.run.message).toBe(error?.message);
 
-      const { rows } = await t.call('getRows', {});
+      const rows = decodeRows(await t.call('getRows', {}));
       expect(rows.filter((row) => row.pass === 0).map((row) => row.verdict)).toEqual(['PASS', 'PASS', 'PASS']);
       // The two records written before the crash were recovered and judged; the third is missing.
       expect(rows.filter((row) => row.pass === 1).map((row) => `${row.boundary} ${row.verdict}`)).toEqual(['toy.embed PASS', 'toy.mix PASS', 'toy.token FAIL']);

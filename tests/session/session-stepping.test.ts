@@ -12,6 +12,7 @@ import { loadLedger } from '../../main/core/gate/ledger.ts';
 import type { BoundaryRow, SessionSnapshot } from '../../preload/inspector-api.ts';
 import { REFERENCE_ENGINE, oracleBundle, referenceBundle } from '../helpers/paths.ts';
 import { failureOf, openSession, removeTempDirs, type TestSession } from './session-fixtures.ts';
+import { decodeRows } from '../../preload/rows-columns.ts';
 
 let t: TestSession;
 afterAll(async () => {
@@ -59,7 +60,9 @@ describe('stepping the embedded default', () => {
     expect(snapshot.nextPass).toBe(1);
     expect(snapshot.rowCount).toBe(sizes[0]);
     expect(snapshot.counts.PASS).toBe(sizes[0]);
-    const { rows, rowsVersion } = await t.call('getRows', {});
+    const reply = await t.call('getRows', {});
+    const rows = decodeRows(reply);
+    const { rowsVersion } = reply;
     expect(rowsVersion).toBe(snapshot.rowsVersion);
     expect(rows.every((row) => row.pass === 0 && row.passKind === 'prefill' && row.verdict === 'PASS')).toBe(true);
     expect(rows.map((row) => row.order)).toEqual(rows.map((_, i) => i));
@@ -82,7 +85,7 @@ describe('stepping the embedded default', () => {
     expect(snapshot.timeline.map((pass) => pass.state).slice(0, 3)).toEqual(['done', 'done', 'pending']);
     expect(snapshot.nextPass).toBe(2);
     expect(snapshot.rowCount).toBe((sizes[0] ?? 0) + (sizes[1] ?? 0));
-    const { rows } = await t.call('getRows', {});
+    const rows = decodeRows(await t.call('getRows', {}));
     expect(rows.filter((row) => row.pass === 1)).toHaveLength(sizes[1] ?? -1);
     expect(rows.every((row) => row.verdict === 'PASS')).toBe(true);
     expect(snapshot.timeline[1]?.counts.PASS).toBe(sizes[1]);
@@ -98,7 +101,7 @@ describe('stepping the embedded default', () => {
     expect(finished.firstDivergence).toBeNull();
     expect(finished.rowCount).toBe(sizes.reduce((a, b) => a + b, 0));
     expect(finished.errors).toEqual([]);
-    rowsAtEnd = (await t.call('getRows', {})).rows;
+    rowsAtEnd = decodeRows(await t.call('getRows', {}));
     expect(rowsAtEnd.some((row) => row.firstDivergence)).toBe(false);
     const stepAgain = await failureOf(t.call('step', {}));
     expect(stepAgain.code).toBe('E_STATE');
@@ -130,7 +133,7 @@ describe('stepping the embedded default', () => {
   it('choosing the fp64 oracle changes the numbers shown, not the verdicts', async () => {
     const snapshot = await t.call('setOracle', { oracle: 'fp64' });
     expect(snapshot.oracle).toBe('fp64');
-    const { rows } = await t.call('getRows', {});
+    const rows = decodeRows(await t.call('getRows', {}));
     expect(rows.map((row) => row.verdict)).toEqual(rowsAtEnd.map((row) => row.verdict));
     // Against float64 values a float32 engine is never exact on every float boundary.
     const differing = rows.filter((row, i) => row.maxAbs !== rowsAtEnd[i]?.maxAbs);
@@ -147,7 +150,7 @@ describe('stepping the embedded default', () => {
       expect(snapshot.engine).toBeNull();
       expect(snapshot.openedRun).toBe(nativeDir);
       expect(snapshot.run.status).toBe('completed');
-      const { rows } = await other.call('getRows', {});
+      const rows = decodeRows(await other.call('getRows', {}));
       expect(rows.map((row) => `${row.id} ${row.verdict}`)).toEqual(rowsAtEnd.map((row) => `${row.id} ${row.verdict}`));
       const step = await failureOf(other.call('step', {}));
       expect(step.code).toBe('E_STATE');
@@ -166,7 +169,7 @@ describe('stepping the embedded default', () => {
     expect(reset.run.status).toBe('idle');
     expect(reset.rowCount).toBe(0);
     expect(reset.timeline.every((pass) => pass.state === 'pending')).toBe(true);
-    expect((await t.call('getRows', {})).rows).toEqual([]);
+    expect(decodeRows(await t.call('getRows', {}))).toEqual([]);
     const again = await t.call('prefill', {});
     expect(again.rowCount).toBe(sizes[0]);
   });

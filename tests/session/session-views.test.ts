@@ -6,6 +6,7 @@ import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
 import { fromWire, type BoundaryRow } from '../../preload/inspector-api.ts';
 import { REFERENCE_ENGINE, oracleBundle, referenceBundle } from '../helpers/paths.ts';
 import { openSession, removeTempDirs, type TestSession } from './session-fixtures.ts';
+import { decodeRows } from '../../preload/rows-columns.ts';
 
 let t: TestSession;
 let rows: BoundaryRow[];
@@ -14,7 +15,7 @@ beforeAll(async () => {
   await t.call('openEngine', { library: REFERENCE_ENGINE });
   await t.call('openBundle', { dir: referenceBundle('nan_inf') });
   await t.call('prefill', {});
-  rows = (await t.call('getRows', {})).rows;
+  rows = decodeRows(await t.call('getRows', {}));
 });
 afterAll(async () => {
   await t.session.close();

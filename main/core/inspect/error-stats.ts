@@ -86,7 +86,7 @@ export async function errorStats(native: TraceBundle | null, reference: TraceBun
   const stride = Math.max(1, Math.ceil(sides.elements / SAMPLE));
   const sample: { index: number; magnitude: number; d: number }[] = [];
 
-  await streamWindows(native, reference, { pass: ref.pass, name: ref.boundary, elementBytes, elements: sides.elements, windowElements }, (window) => {
+  await streamWindows(native, reference, { pass: ref.pass, name: ref.boundary, elementBytes, elements: sides.elements, windowElements, priority: 'background' }, (window) => {
     values.attach(window.native, window.reference);
     values.decode(0, window.count);
     values.quantity('abs_diff', 0, window.count, diff, flags);

@@ -55,7 +55,7 @@ export async function specials(native: TraceBundle | null, reference: TraceBundl
   const valid = referenceEntry.valid;
   const full = (): boolean => mismatches.length >= limit && !ownCounts;
   if (result.mismatches > 0 || ownCounts) {
-    await streamWindows(native, reference, { pass, name: boundary, elementBytes, elements: sides.elements, windowElements }, (window) => {
+    await streamWindows(native, reference, { pass, name: boundary, elementBytes, elements: sides.elements, windowElements, priority: 'background' }, (window) => {
       const n = sideBits(sides.dtype, window.native as Uint8Array);
       const r = sideBits(sides.dtype, window.reference as Uint8Array);
       for (let e = 0; e < window.count; e++) {

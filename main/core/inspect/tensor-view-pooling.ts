@@ -14,10 +14,11 @@
 // (tensor-view-encoding.ts): a million JSON numbers would cost more than the pooling saved.
 import type { TraceBundle } from '../bundle/bundle-reader.ts';
 import { DTYPE_SIZE } from '../bundle/dtype.ts';
-import { toWire, type TensorView, type TensorViewRequest, type WireNumber } from '../../../preload/inspector-api.ts';
+import type { TensorView, TensorViewRequest } from '../../../preload/inspector-api.ts';
 import { encodeArgmax, encodeValues } from './tensor-view-encoding.ts';
 import { boundarySides, requirePaired, where } from './boundary-sides.ts';
-import { INF, NAN, WindowValues } from './element-quantities.ts';
+import { WindowValues } from './element-quantities.ts';
+import { Grid, LITTLE_ENDIAN, f32Side } from './tensor-view-grid.ts';
 import { rowAlignedWindow, streamWindows } from './window-stream.ts';
 
 export interface Folded {
@@ -76,6 +77,7 @@ export async function tensorView(native: TraceBundle | null, reference: TraceBun
   const flags = new Uint8Array(windowElements);
   const { cols } = folded;
   const fullWidth = span.col0 === 0 && span.col1 === cols;
+  const fusedF32 = sides.dtype === 'F32' && LITTLE_ENDIAN;
 
   await streamWindows(readNative ? native : null, readReference ? reference : null, { pass, name: boundary, elementBytes, elements: sides.elements, windowElements }, (window) => {
     const first = window.start;
@@ -84,6 +86,20 @@ export async function tensorView(native: TraceBundle | null, reference: TraceBun
     const rowFirst = Math.max(span.row0, Math.floor(first / cols));
     const rowLast = Math.min(span.row1, Math.ceil(last / cols));
     if (rowFirst >= rowLast) return;
+    if (fusedF32) {
+      // Straight from the window's float32 words: no decode, no per-element quantity arrays.
+      const nativeSide = f32Side(window.native);
+      const referenceSide = f32Side(window.reference);
+      for (let r = rowFirst; r < rowLast; r++) {
+        const rowStart = r * cols;
+        const from = Math.max(first, rowStart + span.col0) - first;
+        const to = Math.min(last, rowStart + span.col1) - first;
+        if (from >= to) continue;
+        const cellRow = Math.floor((r - span.row0) / rowGrid.step);
+        grid.poolF32(metric, nativeSide, referenceSide, from, to, first, first + from - rowStart - span.col0, cellRow * colGrid.cells, colGrid.step);
+      }
+      return;
+    }
     values.attach(window.native, window.reference);
     if (fullWidth) {
       // One decode for every row of the window inside the view (the common case).
@@ -123,83 +139,4 @@ export async function tensorView(native: TraceBundle | null, reference: TraceBun
     infCells: out.infCells,
     max: out.max,
   };
-}
-
-/** The pooled cells, in typed arrays (a 1024 x 1024 grid is a million cells). */
-class Grid {
-  /** Score of the cell's current pick: |value| (or the diff), -1 while empty. */
-  private readonly score: Float64Array;
-  /** The pick itself (signed, for reference / native); the same as score for diffs. */
-  private readonly value: Float64Array;
-  /** Flat element index of the pick, or of the cell's first NaN; NaN while nothing was pooled. */
-  private readonly arg: Float64Array;
-  private readonly flags: Uint8Array;
-
-  constructor(
-    readonly cells: number,
-    private readonly signed: boolean,
-  ) {
-    this.score = new Float64Array(cells).fill(-1);
-    this.value = signed ? new Float64Array(cells) : this.score;
-    this.arg = new Float64Array(cells).fill(Number.NaN);
-    this.flags = new Uint8Array(cells);
-  }
-
-  /**
-   * Pools window elements [from, to) of one row: `first` is the window's flat start, `col` the
-   * view column of element `from` (relative to the window's col0), `cellBase` the row's first cell.
-   */
-  pool(quantity: Float64Array, flags: Uint8Array, from: number, to: number, first: number, col: number, cellBase: number, colStep: number): void {
-    const score = this.score;
-    const value = this.value;
-    const arg = this.arg;
-    const cellFlags = this.flags;
-    let cell = cellBase + Math.floor(col / colStep);
-    let left = colStep - (col % colStep); // elements until the next cell
-    for (let i = from; i < to; i++) {
-      if (left === 0) {
-        cell += 1;
-        left = colStep;
-      }
-      left -= 1;
-      const f = flags[i] as number;
-      const before = cellFlags[cell] as number;
-      if (f !== 0) {
-        cellFlags[cell] = before | f;
-        if ((f & NAN) !== 0) {
-          if ((before & NAN) === 0) arg[cell] = first + i;
-          continue;
-        }
-      }
-      if ((before & NAN) !== 0) continue;
-      const v = quantity[i] as number;
-      const s = v < 0 ? -v : v;
-      if (s > (score[cell] as number)) {
-        score[cell] = s;
-        if (this.signed) value[cell] = v;
-        arg[cell] = first + i;
-      }
-    }
-  }
-
-  /** values: NaN for a NaN cell or an empty one (nanCells tells them apart); argmax: flat indices. */
-  result(): { values: Float64Array; argmax: Float64Array; nanCells: number[]; infCells: number[]; max: WireNumber } {
-    const values = new Float64Array(this.cells);
-    const nanCells: number[] = [];
-    const infCells: number[] = [];
-    let max = 0;
-    for (let cell = 0; cell < this.cells; cell++) {
-      const f = this.flags[cell] as number;
-      if ((f & NAN) !== 0) nanCells.push(cell);
-      if ((f & INF) !== 0) infCells.push(cell);
-      const s = this.score[cell] as number;
-      if ((f & NAN) !== 0 || s < 0) {
-        values[cell] = Number.NaN;
-        continue;
-      }
-      values[cell] = this.value[cell] as number;
-      if (s !== Infinity && s > max) max = s;
-    }
-    return { values, argmax: this.arg, nanCells, infCells, max: toWire(max) };
-  }
 }

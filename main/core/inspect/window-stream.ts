@@ -24,6 +24,37 @@ export interface WindowPlan {
   readonly elements: number;
   /** Elements per window (the caller aligns it to rows when it can). */
   readonly windowElements: number;
+  /**
+   * 'foreground' (the default): a view someone is waiting to see (a heatmap, a series).
+   * 'background': statistics asked for beside it; they yield to foreground streams (below).
+   */
+  readonly priority?: 'foreground' | 'background';
+}
+
+// Streams of one process share one thread. A background stream (error statistics, special
+// values: each reads both sides of a boundary whole, sha256 included) that was asked for earlier
+// — often for a row the user already left — would otherwise interleave window by window with the
+// heatmap the user is now waiting for and double its time. So a background stream waits before
+// each window while any foreground stream runs; it resumes when none does.
+let foregroundStreams = 0;
+let backgroundWaiters: (() => void)[] = [];
+
+function beginForeground(): () => void {
+  foregroundStreams += 1;
+  let ended = false;
+  return () => {
+    if (ended) return;
+    ended = true;
+    foregroundStreams -= 1;
+    if (foregroundStreams > 0) return;
+    const waiting = backgroundWaiters;
+    backgroundWaiters = [];
+    for (const resume of waiting) resume();
+  };
+}
+
+function foregroundIdle(): Promise<void> | null {
+  return foregroundStreams === 0 ? null : new Promise((resume) => backgroundWaiters.push(resume));
 }
 
 /** The largest element count of whole `rowElements` rows that fits WINDOW_BYTES, else WINDOW_BYTES worth of elements. */
@@ -51,8 +82,11 @@ export async function streamWindows(
   const streams = [open(native), open(reference)] as const;
   const buffers = streams.map((stream) => (stream === null ? null : new Uint8Array(windowBytes)));
   const live = streams.filter((stream): stream is ChunkStream => stream !== null);
+  const background = plan.priority === 'background';
+  const endForeground = background ? null : beginForeground();
   try {
     for (let start = 0; start < plan.elements; start += plan.windowElements) {
+      if (background) await foregroundIdle();
       const count = Math.min(plan.windowElements, plan.elements - start);
       const bytes = count * plan.elementBytes;
       const targets = buffers.map((buffer) => (buffer === null ? null : buffer.subarray(0, bytes)));
@@ -74,5 +108,7 @@ export async function streamWindows(
   } catch (error) {
     await Promise.all(live.map((stream) => stream.abort()));
     throw error;
+  } finally {
+    endForeground?.();
   }
 }

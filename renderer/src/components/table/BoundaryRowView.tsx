@@ -1,18 +1,18 @@
-// One row of the virtualised boundary grid. Memoised: scrolling re-renders only rows that
-// enter the window, selection changes only the two rows involved.
-import { flexRender, type Row } from '@tanstack/react-table';
+// One row of the virtualised boundary grid. Memoised on the row object, which stays the same
+// until the rows are fetched again: scrolling re-renders only rows that enter the window,
+// selection changes only the two rows involved.
 import { memo } from 'react';
 import type { BoundaryRow } from '../../../../preload/inspector-api.ts';
+import { BOUNDARY_COLUMNS } from './boundary-columns.tsx';
 
 interface BoundaryRowViewProps {
-  row: Row<BoundaryRow>;
+  boundary: BoundaryRow;
   top: number;
   selected: boolean;
   onSelect: (row: BoundaryRow) => void;
 }
 
-export const BoundaryRowView = memo(function BoundaryRowView({ row, top, selected, onSelect }: BoundaryRowViewProps) {
-  const boundary = row.original;
+export const BoundaryRowView = memo(function BoundaryRowView({ boundary, top, selected, onSelect }: BoundaryRowViewProps) {
   return (
     <div
       role="row"
@@ -29,9 +29,9 @@ export const BoundaryRowView = memo(function BoundaryRowView({ row, top, selecte
         if (event.button === 0) onSelect(boundary);
       }}
     >
-      {row.getVisibleCells().map((cell) => (
-        <div role="cell" key={cell.column.id} className={`grid-cell col-${cell.column.id}${cell.column.columnDef.meta?.align === 'right' ? ' num' : ''}`}>
-          {flexRender(cell.column.columnDef.cell, cell.getContext())}
+      {BOUNDARY_COLUMNS.map((column) => (
+        <div role="cell" key={column.id} className={`grid-cell col-${column.id}${column.align === 'right' ? ' num' : ''}`}>
+          {column.render === undefined ? String(column.sortKey(boundary)) : column.render(boundary)}
         </div>
       ))}
     </div>

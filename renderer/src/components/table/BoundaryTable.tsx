@@ -1,27 +1,27 @@
 // The boundary table: every (pass, boundary) of the run with its verdict and error summary.
-// @tanstack/react-table does sorting and filtering; drawing is a fixed-row-height virtual grid
-// so a run of 100k rows scrolls as smoothly as one of 100.
-import {
-  flexRender,
-  getCoreRowModel,
-  getFilteredRowModel,
-  getSortedRowModel,
-  useReactTable,
-  type ColumnFiltersState,
-} from '@tanstack/react-table';
+// Filtering and sorting are table-model.ts over indices, recomputed only when the rows, the
+// filters or the sort change; @tanstack/react-table keeps the header's sort state (it is given
+// no rows: its per-row models cost ~250 ms at 50k rows). Drawing is a fixed-row-height virtual
+// grid, so a run of 100k rows scrolls as smoothly as one of 100.
+import { flexRender, getCoreRowModel, useReactTable } from '@tanstack/react-table';
 import { useCallback, useEffect, useLayoutEffect, useMemo } from 'react';
 import type { BoundaryRow } from '../../../../preload/inspector-api.ts';
 import { useCommand } from '../../keyboard/command-registry.ts';
+import { warmPlotly } from '../plot/plotly-loader.ts';
 import { setSorting } from '../../store/actions/filter-actions.ts';
 import { selectBoundary } from '../../store/actions/selection-actions.ts';
 import { useInspectorStore } from '../../store/inspector-store.ts';
 import { selectFilters, selectRows, selectRowsVersion, selectSelection, selectSnapshot, selectSorting } from '../../store/selectors.ts';
-import { BOUNDARY_COLUMNS, HIDDEN_COLUMNS } from './boundary-columns.tsx';
+import { HEADER_COLUMNS } from './boundary-columns.tsx';
 import { BoundaryRowView } from './BoundaryRowView.tsx';
 import { TableFilters } from './TableFilters.tsx';
+import { visibleOrder } from './table-model.ts';
 import { useVirtualWindow } from './use-virtual-window.ts';
 
 export const ROW_HEIGHT = 20;
+
+/** react-table sees no rows (headers and sort state only); a stable empty list keeps its memos. */
+const NO_ROWS: BoundaryRow[] = [];
 
 export function BoundaryTable() {
   const rows = useInspectorStore(selectRows);
@@ -31,34 +31,29 @@ export function BoundaryTable() {
   const selection = useInspectorStore(selectSelection);
   const snapshot = useInspectorStore(selectSnapshot);
 
-  const columnFilters = useMemo<ColumnFiltersState>(() => {
-    const active: ColumnFiltersState = [];
-    if (filters.stage !== '') active.push({ id: 'stage', value: filters.stage });
-    if (filters.verdict !== '') active.push({ id: 'verdict', value: filters.verdict });
-    if (filters.kind !== '') active.push({ id: 'kind', value: filters.kind });
-    if (filters.pass !== null) active.push({ id: 'pass', value: filters.pass });
-    if (filters.text.trim() !== '') active.push({ id: 'boundary', value: filters.text });
-    return active;
-  }, [filters]);
-
   const table = useReactTable({
-    data: rows,
-    columns: BOUNDARY_COLUMNS,
-    state: { sorting, columnFilters, columnVisibility: HIDDEN_COLUMNS },
+    data: NO_ROWS,
+    columns: HEADER_COLUMNS,
+    state: { sorting },
     onSortingChange: setSorting,
-    getRowId: (row) => row.id,
     getCoreRowModel: getCoreRowModel(),
-    getFilteredRowModel: getFilteredRowModel(),
-    getSortedRowModel: getSortedRowModel(),
+    manualSorting: true,
+    manualFiltering: true,
     // Rows arrive in execution order; "unsorted" means that order.
     enableSortingRemoval: true,
     sortDescFirst: true,
   });
 
-  const visibleRows = table.getRowModel().rows;
-  const { scrollerRef, first, last, onScroll, reveal, pageRows } = useVirtualWindow(visibleRows.length, ROW_HEIGHT);
+  const order = useMemo(() => visibleOrder(rows, filters, sorting), [rows, filters, sorting]);
+  const shownCount = order.length;
+  const rowAt = useCallback((position: number): BoundaryRow | undefined => rows[order[position] ?? -1], [rows, order]);
+  const { scrollerRef, first, last, onScroll, reveal, pageRows } = useVirtualWindow(shownCount, ROW_HEIGHT);
   const selectedId = selection === null ? null : `${selection.pass}:${selection.boundary}`;
-  const selectedIndex = useMemo(() => (selectedId === null ? -1 : visibleRows.findIndex((row) => row.id === selectedId)), [visibleRows, selectedId]);
+  const selectedIndex = useMemo(() => {
+    if (selectedId === null) return -1;
+    for (let position = 0; position < order.length; position += 1) if (rowAt(position)?.id === selectedId) return position;
+    return -1;
+  }, [order, rowAt, selectedId]);
 
   // Keep the selection in view however it moved (keys, a jump, a click in another panel).
   useEffect(() => {
@@ -70,16 +65,28 @@ export function BoundaryTable() {
     if (rowsVersion >= 0) document.body.dataset.rowsPaintedAt = String(performance.now());
   }, [rowsVersion]);
 
+  // The table is up: the next thing an engineer opens is a plot, so fetch Plotly while idle.
+  const hasRows = rows.length > 0;
+  useEffect(() => {
+    if (hasRows) warmPlotly();
+  }, [hasRows]);
+
   const onSelect = useCallback((row: BoundaryRow) => selectBoundary(row.pass, row.boundary), []);
 
   const move = (delta: number): void => {
-    if (visibleRows.length === 0) return;
-    const from = selectedIndex < 0 ? (delta > 0 ? -1 : visibleRows.length) : selectedIndex;
-    const target = visibleRows[Math.min(visibleRows.length - 1, Math.max(0, from + delta))];
-    if (target !== undefined) onSelect(target.original);
+    if (shownCount === 0) return;
+    const from = selectedIndex < 0 ? (delta > 0 ? -1 : shownCount) : selectedIndex;
+    const target = rowAt(Math.min(shownCount - 1, Math.max(0, from + delta)));
+    if (target !== undefined) onSelect(target);
   };
   useCommand('selectNext', () => move(1));
   useCommand('selectPrevious', () => move(-1));
+
+  const windowRows: { row: BoundaryRow; position: number }[] = [];
+  for (let position = first; position < last; position += 1) {
+    const row = rowAt(position);
+    if (row !== undefined) windowRows.push({ row, position });
+  }
 
   const headerGroup = table.getHeaderGroups()[0];
   const emptyMessage =
@@ -89,14 +96,14 @@ export function BoundaryTable() {
         ? 'Open an engine and a reference bundle — or “Open default”.'
         : rows.length === 0
           ? 'No pass has run yet: Prefill (p), Step (n), Run to end (e).'
-          : visibleRows.length === 0
+          : shownCount === 0
             ? 'No row matches the filters.'
             : null;
 
   return (
-    <div className="boundary-table" data-testid="boundary-table" data-rows-version={rowsVersion} data-row-count={visibleRows.length}>
-      <TableFilters rows={rows} shown={visibleRows.length} />
-      <div className="grid" role="table" aria-rowcount={visibleRows.length}>
+    <div className="boundary-table" data-testid="boundary-table" data-rows-version={rowsVersion} data-row-count={shownCount}>
+      <TableFilters rows={rows} shown={shownCount} />
+      <div className="grid" role="table" aria-rowcount={shownCount}>
         <div className="grid-header" role="row">
           {headerGroup?.headers.map((header) => {
             const sorted = header.column.getIsSorted();
@@ -129,9 +136,9 @@ export function BoundaryTable() {
           }}
         >
           {emptyMessage !== null ? <div className="grid-empty">{emptyMessage}</div> : null}
-          <div className="grid-spacer" style={{ height: visibleRows.length * ROW_HEIGHT }}>
-            {visibleRows.slice(first, last).map((row, offset) => (
-              <BoundaryRowView key={row.id} row={row} top={(first + offset) * ROW_HEIGHT} selected={row.id === selectedId} onSelect={onSelect} />
+          <div className="grid-spacer" style={{ height: shownCount * ROW_HEIGHT }}>
+            {windowRows.map(({ row, position }) => (
+              <BoundaryRowView key={row.id} boundary={row} top={position * ROW_HEIGHT} selected={row.id === selectedId} onSelect={onSelect} />
             ))}
           </div>
         </div>

@@ -1,31 +1,23 @@
-// The boundary table's columns: what each shows, how it sorts and how it filters. Filtering and
-// sorting run in @tanstack/react-table's row models; rendering is our own virtualised grid.
-import type { ColumnDef, FilterFn, Row, SortingFn } from '@tanstack/react-table';
+// The boundary table's columns: what each shows and what it sorts by. Sorting and filtering run
+// over the rows in table-model.ts (keys computed once per sort, not per comparison);
+// @tanstack/react-table keeps the header state (the sort order a click toggles, shift for more).
+import type { ColumnDef } from '@tanstack/react-table';
+import type { ReactNode } from 'react';
 import type { BoundaryRow, WireVerdict } from '../../../../preload/inspector-api.ts';
-import { fromWire } from '../../../../preload/inspector-api.ts';
 import { formatCount, formatShape, formatWire, wireSortKey } from '../../format/numbers.ts';
 import { VERDICT_LABEL, verdictClass } from '../../format/verdicts.ts';
-import { rowMatchesText } from '../../store/row-matches-text.ts';
-import type { VerdictFilter } from '../../store/slices/filters-slice.ts';
 
 const VERDICT_RANK: Record<WireVerdict, number> = { FAIL: 4, REVIEW_REQUIRED: 3, KNOWN_GAP: 2, GAP: 1, PASS: 0 };
 
-const byVerdict: SortingFn<BoundaryRow> = (a, b) => VERDICT_RANK[a.original.verdict] - VERDICT_RANK[b.original.verdict];
-const byWire =
-  (field: 'maxAbs' | 'maxUlp'): SortingFn<BoundaryRow> =>
-  (a, b) =>
-    wireSortKey(a.original[field]) - wireSortKey(b.original[field]);
-
-const verdictFilter: FilterFn<BoundaryRow> = (row: Row<BoundaryRow>, _columnId: string, value: VerdictFilter) => {
-  if (value === '') return true;
-  if (value === 'not_pass') return row.original.verdict !== 'PASS';
-  return row.original.verdict === value;
-};
-
-const exactFilter: FilterFn<BoundaryRow> = (row, columnId, value: string | number) => row.getValue(columnId) === value;
-
-/** The text filter looks at the boundary name, the contract, the kind and the gate's reason. */
-export const textFilter: FilterFn<BoundaryRow> = (row, _columnId, value: string) => rowMatchesText(row.original, value);
+export interface BoundaryColumn {
+  id: string;
+  header: string;
+  align: 'left' | 'right';
+  /** The cell's content; the text itself when omitted. */
+  render?: (row: BoundaryRow) => ReactNode;
+  /** Numbers compare numerically; strings alphanumerically, ignoring case (react-table's default for text). */
+  sortKey: (row: BoundaryRow) => number | string;
+}
 
 function Badges({ badges }: { badges: BoundaryRow['badges'] }) {
   return (
@@ -38,45 +30,49 @@ function Badges({ badges }: { badges: BoundaryRow['badges'] }) {
   );
 }
 
-export const BOUNDARY_COLUMNS: ColumnDef<BoundaryRow>[] = [
-  { id: 'pass', header: 'pass', accessorFn: (row) => row.pass, filterFn: exactFilter, cell: ({ row }) => `${row.original.passKind === 'prefill' ? 'P' : 'D'}${row.original.pass}`, meta: { align: 'right' } },
-  { id: 'boundary', header: 'boundary', accessorFn: (row) => row.boundary, sortingFn: 'alphanumeric', filterFn: textFilter, meta: { align: 'left' } },
-  { id: 'stage', header: 'stage', accessorFn: (row) => row.stage, filterFn: exactFilter, meta: { align: 'left' } },
-  { id: 'dtype', header: 'dtype', accessorFn: (row) => row.dtype, meta: { align: 'left' } },
-  { id: 'shape', header: 'shape', accessorFn: (row) => row.elements, cell: ({ row }) => formatShape(row.original.shape), meta: { align: 'left' } },
-  { id: 'contract', header: 'contract', accessorFn: (row) => row.contract, meta: { align: 'left' } },
+export const BOUNDARY_COLUMNS: readonly BoundaryColumn[] = [
+  { id: 'pass', header: 'pass', align: 'right', sortKey: (row) => row.pass, render: (row) => `${row.passKind === 'prefill' ? 'P' : 'D'}${row.pass}` },
+  { id: 'boundary', header: 'boundary', align: 'left', sortKey: (row) => row.boundary },
+  { id: 'stage', header: 'stage', align: 'left', sortKey: (row) => row.stage },
+  { id: 'dtype', header: 'dtype', align: 'left', sortKey: (row) => row.dtype },
+  { id: 'shape', header: 'shape', align: 'left', sortKey: (row) => row.elements, render: (row) => formatShape(row.shape) },
+  { id: 'contract', header: 'contract', align: 'left', sortKey: (row) => row.contract },
   {
     id: 'verdict',
     header: 'verdict',
-    accessorFn: (row) => row.verdict,
-    sortingFn: byVerdict,
-    filterFn: verdictFilter,
-    cell: ({ row }) => (
+    align: 'left',
+    sortKey: (row) => VERDICT_RANK[row.verdict],
+    render: (row) => (
       <span className="verdict-cell">
-        <span className={`verdict-tag ${verdictClass(row.original.verdict)}`}>{VERDICT_LABEL[row.original.verdict]}</span>
-        {row.original.kind !== null ? <span className="kind">{row.original.kind}</span> : null}
+        <span className={`verdict-tag ${verdictClass(row.verdict)}`}>{VERDICT_LABEL[row.verdict]}</span>
+        {row.kind !== null ? <span className="kind">{row.kind}</span> : null}
       </span>
     ),
-    meta: { align: 'left' },
   },
-  { id: 'kind', header: 'kind', accessorFn: (row) => row.kind ?? '', filterFn: exactFilter, enableHiding: true },
-  { id: 'maxAbs', header: 'max abs', accessorFn: (row) => (row.maxAbs === null ? null : fromWire(row.maxAbs)), sortingFn: byWire('maxAbs'), cell: ({ row }) => formatWire(row.original.maxAbs), meta: { align: 'right' } },
-  { id: 'maxUlp', header: 'max ULP', accessorFn: (row) => (row.maxUlp === null ? null : fromWire(row.maxUlp)), sortingFn: byWire('maxUlp'), cell: ({ row }) => formatWire(row.original.maxUlp), meta: { align: 'right' } },
+  { id: 'maxAbs', header: 'max abs', align: 'right', sortKey: (row) => wireSortKey(row.maxAbs), render: (row) => formatWire(row.maxAbs) },
+  { id: 'maxUlp', header: 'max ULP', align: 'right', sortKey: (row) => wireSortKey(row.maxUlp), render: (row) => formatWire(row.maxUlp) },
   {
     id: 'mismatches',
     header: 'mism.',
-    accessorFn: (row) => row.mismatches,
-    cell: ({ row }) => (row.original.mismatches === 0 ? <span className="muted">0</span> : formatCount(row.original.mismatches)),
-    meta: { align: 'right' },
+    align: 'right',
+    sortKey: (row) => row.mismatches,
+    render: (row) => (row.mismatches === 0 ? <span className="muted">0</span> : formatCount(row.mismatches)),
   },
   {
     id: 'badges',
     header: 'specials',
-    accessorFn: (row) => Number(row.badges.nan) * 8 + Number(row.badges.inf) * 4 + Number(row.badges.negZero) * 2 + Number(row.badges.tie),
-    cell: ({ row }) => <Badges badges={row.original.badges} />,
-    meta: { align: 'left' },
+    align: 'left',
+    sortKey: (row) => Number(row.badges.nan) * 8 + Number(row.badges.inf) * 4 + Number(row.badges.negZero) * 2 + Number(row.badges.tie),
+    render: (row) => <Badges badges={row.badges} />,
   },
 ];
 
-/** Columns that take part in filtering but are not drawn (kind is shown inside the verdict cell). */
-export const HIDDEN_COLUMNS = { kind: false } as const;
+export const COLUMN_BY_ID: ReadonlyMap<string, BoundaryColumn> = new Map(BOUNDARY_COLUMNS.map((column) => [column.id, column]));
+
+/** The same columns for react-table's headers: an accessor makes a column sortable there. */
+export const HEADER_COLUMNS: ColumnDef<BoundaryRow>[] = BOUNDARY_COLUMNS.map((column) => ({
+  id: column.id,
+  header: column.header,
+  accessorFn: column.sortKey,
+  meta: { align: column.align },
+}));

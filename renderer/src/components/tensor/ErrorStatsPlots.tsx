@@ -49,10 +49,16 @@ interface ErrorStatsPlotsProps {
   boundary: string;
   version: number;
   onElement: (flatIndex: number) => void;
+  /**
+   * False while the boundary's heatmap is still being built: the statistics read the same two
+   * tensors, and on one core thread both would finish late; asked for once the heatmap settled,
+   * the first thing an engineer looks at comes first.
+   */
+  ready: boolean;
 }
 
-export function ErrorStatsPlots({ pass, boundary, version, onElement }: ErrorStatsPlotsProps) {
-  const { data: stats, error } = useApiQuery('getErrorStats', { pass, boundary }, version);
+export function ErrorStatsPlots({ pass, boundary, version, onElement, ready }: ErrorStatsPlotsProps) {
+  const { data: stats, error } = useApiQuery('getErrorStats', ready ? { pass, boundary } : null, version);
   const current = stats !== null && stats.pass === pass && stats.boundary === boundary ? stats : null;
   const histogram = useMemo(() => (current === null ? [] : histogramTrace(current)), [current]);
   const scatter = useMemo(() => (current === null ? [] : scatterTrace(current)), [current]);

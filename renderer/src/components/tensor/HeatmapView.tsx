@@ -25,6 +25,8 @@ interface HeatmapViewProps {
   onWindowChange: (window: TensorWindow | null) => void;
   onElement: (flatIndex: number) => void;
   onLoaded?: (view: TensorView, cells: DecodedCells) => void;
+  /** The view of (pass, boundary) arrived or failed: what waited for it may go (TensorPanel). */
+  onSettled?: (pass: number, boundary: string) => void;
 }
 
 const MAX_GRID = 4096;
@@ -35,7 +37,7 @@ const MAX_GRID = 4096;
  */
 const PIXELS_PER_CELL = 2;
 
-export function HeatmapView({ pass, boundary, metric, window, version, testId, compact, onWindowChange, onElement, onLoaded }: HeatmapViewProps) {
+export function HeatmapView({ pass, boundary, metric, window, version, testId, compact, onWindowChange, onElement, onLoaded, onSettled }: HeatmapViewProps) {
   const [sizeRef, size] = useElementSize<HTMLDivElement>();
   const outer = useRef<HTMLDivElement>(null);
   const maxRows = Math.min(MAX_GRID, Math.max(1, Math.floor(size.height / PIXELS_PER_CELL)));
@@ -55,6 +57,12 @@ export function HeatmapView({ pass, boundary, metric, window, version, testId, c
   }, [loading]);
 
   const current = view !== null && view.pass === pass && view.boundary === boundary && view.metric === metric ? view : null;
+  const onSettledRef = useRef(onSettled);
+  onSettledRef.current = onSettled;
+  const settled = !loading && (current !== null || error !== null);
+  useEffect(() => {
+    if (settled) onSettledRef.current?.(pass, boundary);
+  }, [settled, pass, boundary]);
   const traces = useMemo(() => (current === null || cells === null ? [] : heatmapTraces(current, cells)), [current, cells]);
   const layout = useMemo<Partial<Layout>>(() => {
     if (current === null) return plotLayout({});

@@ -35,6 +35,10 @@ export function TensorPanel() {
     if (flatIndex !== undefined && flatIndex >= 0) selectFlatIndex(flatIndex);
   }, []);
 
+  // The boundary whose main heatmap has settled: its error statistics are asked for after it.
+  const [heatmapSettled, setHeatmapSettled] = useState<string | null>(null);
+  const onHeatmapSettled = useCallback((pass: number, boundary: string) => setHeatmapSettled(`${pass}:${boundary}`), []);
+
   const onSeriesLoaded = useCallback((series: Series) => {
     const state = getState();
     if (state.flatIndex !== null || state.selection?.pass !== series.pass || state.selection.boundary !== series.boundary) return;
@@ -100,10 +104,17 @@ export function TensorPanel() {
             onWindowChange={setWindow}
             onElement={selectFlatIndex}
             onLoaded={onLoaded}
+            onSettled={onHeatmapSettled}
           />
         </div>
       )}
-      {row.maxAbs !== null ? <ErrorStatsPlots pass={row.pass} boundary={row.boundary} version={version} onElement={selectFlatIndex} /> : <div className="muted panel-note">Not compared: {row.reason}</div>}
+      {row.maxAbs !== null ? <ErrorStatsPlots
+          pass={row.pass}
+          boundary={row.boundary}
+          version={version}
+          onElement={selectFlatIndex}
+          ready={oneDimensional || heatmapSettled === `${row.pass}:${row.boundary}`}
+        /> : <div className="muted panel-note">Not compared: {row.reason}</div>}
     </div>
   );
 }

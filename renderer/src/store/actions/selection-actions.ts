@@ -2,7 +2,7 @@
 // table can show the target: a filter that hides it is cleared.
 import type { BoundaryRef } from '../../../../preload/inspector-api.ts';
 import { getState, setState } from '../inspector-store.ts';
-import { rowMatchesText } from '../row-matches-text.ts';
+import { rowFilter } from '../row-filter.ts';
 import { initialFiltersSlice } from '../slices/filters-slice.ts';
 import type { PanelName } from '../slices/ui-slice.ts';
 
@@ -20,15 +20,8 @@ export function selectFlatIndex(flatIndex: number | null): void {
 export function revealBoundary(target: BoundaryRef, flatIndex: number | null = null, panel: PanelName | null = null): void {
   const state = getState();
   const row = state.rows.find((candidate) => candidate.pass === target.pass && candidate.boundary === target.boundary);
-  const { filters } = state;
-  const hidden =
-    row !== undefined &&
-    ((filters.pass !== null && filters.pass !== row.pass) ||
-      (filters.stage !== '' && filters.stage !== row.stage) ||
-      (filters.kind !== '' && filters.kind !== row.kind) ||
-      (filters.verdict === 'not_pass' && row.verdict === 'PASS') ||
-      (filters.verdict !== '' && filters.verdict !== 'not_pass' && filters.verdict !== row.verdict) ||
-      !rowMatchesText(row, filters.text));
+  const visible = rowFilter(state.filters);
+  const hidden = row !== undefined && visible !== null && !visible(row);
   setState({
     selection: { pass: target.pass, boundary: target.boundary },
     flatIndex,

@@ -1,0 +1,78 @@
+// Building getRows' columns (inspector-api.ts RowsReplySchema) from BoundaryRows: each field
+// dictionary-coded (a run repeats its boundary names, stages, contracts and reasons pass after
+// pass), the two error figures as float64, the booleans as one flags byte per row.
+import type { BoundaryRow, RowColumns, RowsReply } from '../../preload/inspector-api.ts';
+import { bytesToBase64 } from '../../preload/base64-bytes.ts';
+import { CODED_COLUMNS, ROW_FLAGS, codeWidth, type CodedColumn } from '../../preload/row-columns-check.ts';
+
+/** Dictionary key of a value: shapes are arrays, so they are keyed by their text. */
+const keyOf = (value: unknown): unknown => (Array.isArray(value) ? value.join(',') : value);
+
+function codedColumn<T>(rows: readonly BoundaryRow[], pick: (row: BoundaryRow) => T): { values: T[]; codes: string } {
+  const index = new Map<unknown, number>();
+  const values: T[] = [];
+  const codes = new Uint32Array(rows.length);
+  rows.forEach((row, i) => {
+    const value = pick(row);
+    const key = keyOf(value);
+    let code = index.get(key);
+    if (code === undefined) {
+      code = values.length;
+      index.set(key, code);
+      values.push(value);
+    }
+    codes[i] = code;
+  });
+  const width = codeWidth(values.length);
+  const bytes = new Uint8Array(rows.length * width);
+  const view = new DataView(bytes.buffer);
+  for (let i = 0; i < rows.length; i += 1) {
+    const code = codes[i] ?? 0;
+    if (width === 1) bytes[i] = code;
+    else if (width === 2) view.setUint16(i * 2, code, true);
+    else view.setUint32(i * 4, code, true);
+  }
+  return { values, codes: bytesToBase64(bytes) };
+}
+
+const measured = (value: BoundaryRow['maxAbs']): number => {
+  if (value === null) return 0;
+  if (typeof value === 'number') return value;
+  return value === 'NaN' ? NaN : value === 'Infinity' ? Infinity : -Infinity;
+};
+
+function floatColumn(rows: readonly BoundaryRow[], pick: (row: BoundaryRow) => BoundaryRow['maxAbs']): string {
+  const bytes = new Uint8Array(rows.length * 8);
+  const view = new DataView(bytes.buffer);
+  rows.forEach((row, i) => view.setFloat64(i * 8, measured(pick(row)), true));
+  return bytesToBase64(bytes);
+}
+
+function flagsOf(row: BoundaryRow): number {
+  return (
+    (row.badges.nan ? ROW_FLAGS.nan : 0) |
+    (row.badges.inf ? ROW_FLAGS.inf : 0) |
+    (row.badges.negZero ? ROW_FLAGS.negZero : 0) |
+    (row.badges.tie ? ROW_FLAGS.tie : 0) |
+    (row.firstDivergence ? ROW_FLAGS.firstDivergence : 0) |
+    (row.pcm ? ROW_FLAGS.pcm : 0) |
+    (row.maxAbs !== null ? ROW_FLAGS.maxAbsMeasured : 0) |
+    (row.maxUlp !== null ? ROW_FLAGS.maxUlpMeasured : 0)
+  );
+}
+
+/** The columns of `rows` (consecutive in execution order). */
+export function encodeRowColumns(rows: readonly BoundaryRow[]): RowColumns {
+  const coded = Object.fromEntries(CODED_COLUMNS.map((name: CodedColumn) => [name, codedColumn(rows, (row) => row[name])]));
+  return {
+    ...(coded as Pick<RowColumns, CodedColumn>),
+    maxAbs: floatColumn(rows, (row) => row.maxAbs),
+    maxUlp: floatColumn(rows, (row) => row.maxUlp),
+    flags: bytesToBase64(Uint8Array.from(rows, flagsOf)),
+  };
+}
+
+/** A getRows reply carrying `rows`, the first of which has order `start`. */
+export function rowsReply(rowsVersion: number, mode: RowsReply['mode'], start: number, rows: readonly BoundaryRow[]): RowsReply {
+  return { rowsVersion, mode, start, count: rows.length, columns: encodeRowColumns(rows) };
+}
