@@ -97,6 +97,10 @@ export function HeatmapView({ pass, boundary, metric, window, version, testId, c
     if (outer.current === null || current === null) return;
     outer.current.setAttribute('data-heatmap-painted', String(performance.now()));
     outer.current.setAttribute('data-heatmap-view', `${current.pass}:${current.boundary}:${current.metric}`);
+    // The window and pooling steps on screen, so a test (or a user's devtools) can see a zoom
+    // really asked the core for a finer slice.
+    const { window: shown, grid } = current;
+    outer.current.setAttribute('data-heatmap-window', `${shown.row0}:${shown.row1}:${shown.col0}:${shown.col1}:${grid.rowStep}:${grid.colStep}`);
   };
 
   return (
