@@ -1,6 +1,8 @@
 // The bit inspector: known bit patterns per format, shortest round-trip text in the element's own
 // format, exact 64-bit integers, C64 pairs, |diff| and ULPs by the comparator's conventions, a
 // missing side, and out-of-range indices.
+import { openSync, closeSync, fstatSync, readSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { elementAt } from '../../main/core/inspect/element-bits.ts';
 import { ElementSchema, type Element } from '../../preload/inspector-api.ts';
@@ -116,3 +118,28 @@ describe('elementAt', () => {
     expect(element.reference?.decimal).toBe('3');
   });
 });
+
+describe('elementAt rests on verified bytes', () => {
+  it('refuses an element whose tensor changed on disk after the bundle was opened, even far from the change', async () => {
+    // 2 MiB of float32: the element is in the first chunk, the changed byte in the last one.
+    const values = new Float32Array(512 * 1024).map((_, i) => i);
+    const bytes = new Uint8Array(values.buffer);
+    const sides = await pair([tensor('big', 'F32', [512, 1024], bytes)], [tensor('big', 'F32', [512, 1024], bytes.slice())]);
+    const before = await elementAt(sides.native, sides.reference, { pass: 0, boundary: 'big', flatIndex: 3 });
+    expect(before.native?.decimal).toBe('3');
+
+    const file = join(sides.native.dir, 'pass-000.safetensors');
+    const fd = openSync(file, 'r+');
+    try {
+      const last = fstatSync(fd).size - 1;
+      const byte = new Uint8Array(1);
+      readSync(fd, byte, 0, 1, last);
+      byte[0] = (byte[0] ?? 0) ^ 0x01;
+      writeSync(fd, byte, 0, 1, last);
+    } finally {
+      closeSync(fd);
+    }
+    await expect(elementAt(sides.native, sides.reference, { pass: 0, boundary: 'big', flatIndex: 3 })).rejects.toThrow(/sha256/);
+  });
+});
+
