@@ -108,7 +108,8 @@ export class RunController {
     const step = await live.runNextPass();
     const { native, unreadable } = await this.openNativeView(live, step);
     const stop = this.stopOf(step);
-    const judged = await judgePasses(this.judgeContext(reference, engine.description), native, [step.pass], stop, unreadable);
+    const earlierVerdicts = [...this.run.verdicts.values()].flat();
+    const judged = await judgePasses(this.judgeContext(reference, engine.description), native, [step.pass], stop, unreadable, earlierVerdicts);
     const verdicts = judged.get(step.pass) ?? [];
 
     const previous = this.run.native;

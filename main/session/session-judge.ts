@@ -1,12 +1,17 @@
 // Judging a session's run with the gate's own judgement (judgeCase), one pass at a time: each
 // Step judges only the pass it ran, so a long run costs the same per step at pass 300 as at
 // pass 3. Verdicts of different passes are independent, so the per-pass results, concatenated
-// in pass order, are exactly what the gate would say about the same native bundle.
+// in pass order, are exactly what the gate would say about the same native bundle — with one
+// exception the code below handles: a contract's audio bounds also hold over the whole PCM
+// stream, which no single pass sees. So each step judges the stream of every pass judged so far
+// and, as the gate does for a run that ended there, puts a broken stream bound on the newest
+// pass's row.
 import type { EngineDescription } from '../../engine/host/engine-description.ts';
 import type { TraceBundle } from '../core/bundle/bundle-reader.ts';
 import type { Contract, RunOutcome } from '../core/bundle/manifest-schema.ts';
+import { applyAudioStream, judgeAudioStreams } from '../core/gate/audio-stream-verdicts.ts';
 import { judgeCase, type RunStop } from '../core/gate/case-verdicts.ts';
-import type { BoundaryVerdict, LedgerEntry } from '../core/gate/gate-types.ts';
+import { emptyCounts, type BoundaryVerdict, type LedgerEntry } from '../core/gate/gate-types.ts';
 
 export interface JudgeContext {
   caseId: string;
@@ -24,6 +29,8 @@ export async function judgePasses(
   passes: readonly number[],
   stop: RunStop | null,
   nativeUnreadable: string | null = null,
+  /** Verdicts of the passes judged before these (the stream's earlier part). */
+  earlier: readonly BoundaryVerdict[] = [],
 ): Promise<Map<number, BoundaryVerdict[]>> {
   const judged = await judgeCase({
     caseId: context.caseId,
@@ -36,7 +43,16 @@ export async function judgePasses(
     nativeUnreadable,
     contracts: context.contracts,
     passes,
+    audioStreams: false,
   });
+  if (native !== null && nativeUnreadable === null) {
+    // Counts are recomputed from the rows by the session; applyAudioStream's are not kept.
+    const scratch = emptyCounts();
+    const judgedPasses = new Set(passes);
+    for (const stream of await judgeAudioStreams(context.reference, native, [...earlier, ...judged.verdicts])) {
+      if (judgedPasses.has(stream.verdictPass)) applyAudioStream(judged.verdicts, scratch, stream);
+    }
+  }
   const byPass = new Map<number, BoundaryVerdict[]>(passes.map((pass) => [pass, []]));
   for (const verdict of judged.verdicts) byPass.get(verdict.pass)?.push(verdict);
   return byPass;

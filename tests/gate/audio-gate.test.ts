@@ -7,7 +7,6 @@
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EngineDescription } from '../../engine/host/engine-description.ts';
 import { readPcmFrame } from '../../main/core/audio/pcm-stream.ts';
 import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
 import type { AudioBounds, BundleManifest, Contract } from '../../main/core/bundle/manifest-schema.ts';
@@ -19,72 +18,18 @@ import { formatHumanReport } from '../../main/core/report/human-report.ts';
 import { serializeGateResult } from '../../main/core/report/json-report.ts';
 import { requireBuiltHost } from '../engine-host/engine-host-fixtures.ts';
 import { REFERENCE_ENGINE, oracleBundle, referenceBundle } from '../helpers/paths.ts';
-import { dummyWeights, gateOptions, removeTempDirs, tempDir, writeBundle, type PassSpec } from './gate-fixtures.ts';
+import { FRAME, PCM_DESCRIPTION, writeDriftingDelayCase } from './audio-fixtures.ts';
+import { gateOptions, removeTempDirs, tempDir } from './gate-fixtures.ts';
 
 beforeAll(requireBuiltHost);
 afterAll(removeTempDirs);
 
 // ---- the stream on hand-made bundles ---------------------------------------------------------------
 
-const FRAME = 1920;
-
-function speechLike(length: number): Float32Array {
-  return Float32Array.from({ length }, (_, i) => {
-    const t = i / 24000;
-    return 0.3 * Math.sin(2 * Math.PI * 5 * t + 2) * (0.5 * Math.sin(2 * Math.PI * 220 * t) + 0.3 * Math.sin(2 * Math.PI * 587 * t + 1) + 0.2 * Math.sin(2 * Math.PI * 1361 * t + 2));
-  });
-}
-
-const PCM_DESCRIPTION: EngineDescription = {
-  abi_version: 1,
-  engine: { name: 'pcm', version: '0.1.0', build_id: 'test' },
-  model: {},
-  inputs: [],
-  boundaries: [{ name: 'detok.pcm', stage: 'detokenizer', dtype: 'F32', shape: [FRAME], emit: 'every_pass', injectable: false, doc: '' }],
-  options: [],
-};
-
-/** Every sample inside the element bound (abs 1); only the null test is bounded. */
-const STREAM_CONTRACT: Contract = {
-  kind: 'faithful',
-  abs: 1,
-  rel: 0,
-  max_ulp: null,
-  oracle_rel: null,
-  nan_policy: 'positions',
-  signed_zero: 'ignore',
-  derivation: { storage_dtype: 'F32', accumulation_dtype: 'F32', accumulation_length: 1, reduction_order: 'none', formula: 'test', allowed_differences: 'test' },
-  audio: {
-    max_esr: null,
-    min_snr_db: null,
-    max_mr_stft: null,
-    max_null_residual_dbfs: -60,
-    max_null_offset: 2,
-    derivation: 'test: a delay of up to 2 samples is allowed, but one delay for the whole signal',
-  },
-};
-
-function pcmPasses(frames: readonly Float32Array[], contract: Contract | null): PassSpec[] {
-  return frames.map((samples, index) => ({
-    kind: index === 0 ? 'prefill' : 'decode',
-    mode: 'audio',
-    boundaries: [{ name: 'detok.pcm', stage: 'detokenizer', dtype: 'F32', shape: [FRAME], data: new Uint8Array(samples.slice().buffer), contract }],
-  }));
-}
-
 describe('the stream of a PCM boundary (judgeCase)', () => {
   it('records inside their bounds, a delay that changes between passes: FAIL of kind audio on the last pass, naming metric, bound and passes', async () => {
-    const root = tempDir('audio-stream');
-    const weights = dummyWeights(root);
-    const signal = speechLike(2 * FRAME);
-    const reference = [signal.slice(0, FRAME), signal.slice(FRAME)];
     // Pass 0 exact; pass 1 delayed by two samples (its first two samples are silence).
-    const delayed = new Float32Array(FRAME);
-    delayed.set((reference[1] as Float32Array).subarray(0, FRAME - 2), 2);
-    const native = [reference[0] as Float32Array, delayed];
-    const common = { caseId: 'pcm', weightsFile: weights.file, weightsSha256: weights.sha256, inputs: [] };
-    const referenceDir = writeBundle(join(root, 'reference'), { ...common, kind: 'reference', passes: pcmPasses(reference, STREAM_CONTRACT) });
-    const nativeDir = writeBundle(join(root, 'native'), { ...common, kind: 'native', passes: pcmPasses(native, null) });
+    const { referenceDir, nativeDir } = writeDriftingDelayCase(tempDir('audio-stream'));
     const [referenceBundle_, nativeBundle] = await Promise.all([openBundle(referenceDir), openBundle(nativeDir)]);
     try {
       const judged = await judgeCase({ caseId: 'pcm', reference: referenceBundle_, native: nativeBundle, oracle: null, description: PCM_DESCRIPTION, ledger: [], stop: null, nativeUnreadable: null, contracts: {} });

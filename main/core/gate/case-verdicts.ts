@@ -53,6 +53,11 @@ export interface CaseJudgeInput {
    * per-pass judgements equals the judgement of the whole case.
    */
   passes?: readonly number[];
+  /**
+   * Judge the audio streams of the judged passes (default true). The app turns this off and
+   * judges each stream over every pass judged so far instead (main/session/session-judge.ts).
+   */
+  audioStreams?: boolean;
   onCompared?: (done: number, total: number) => void;
 }
 
@@ -252,7 +257,7 @@ export async function judgeCase(input: CaseJudgeInput): Promise<CaseJudgement> {
     input.onCompared?.(done + 1, slots.length);
   }
   // Audio bounds hold over the whole stream too, which no single row sees (audio-stream-verdicts.ts).
-  const audio = native === null || input.nativeUnreadable !== null ? [] : await judgeAudioStreams(reference, native, verdicts);
+  const audio = native === null || input.nativeUnreadable !== null || input.audioStreams === false ? [] : await judgeAudioStreams(reference, native, verdicts);
   for (const judgement of audio) applyAudioStream(verdicts, counts, judgement);
   return { verdicts, counts, compared, unreadable, audio };
 }
