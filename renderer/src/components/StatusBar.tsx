@@ -1,4 +1,5 @@
 // The bottom line: the first divergence (click or g to jump), the work folder, the help hint.
+import { formatCount } from '../format/numbers.ts';
 import { jumpToFirstDivergence } from '../store/actions/selection-actions.ts';
 import { toggleShortcuts } from '../store/actions/ui-actions.ts';
 import { useInspectorStore } from '../store/inspector-store.ts';
@@ -19,7 +20,7 @@ export function StatusBar() {
         </span>
       )}
       <span className="spacer" />
-      {snapshot !== null ? <span className="muted">{snapshot.rowCount.toLocaleString('en-US')} rows · work {snapshot.workDir}</span> : null}
+      {snapshot !== null ? <span className="muted">{formatCount(snapshot.rowCount)} rows · work {snapshot.workDir}</span> : null}
       <button type="button" className="link-button" onClick={() => toggleShortcuts()}>
         ? shortcuts
       </button>

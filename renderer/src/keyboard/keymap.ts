@@ -1,5 +1,6 @@
-// Every keyboard shortcut in one table: the key handler dispatches from it and the "?" overlay
-// lists it, so the two cannot drift apart.
+// Every global keyboard shortcut in one table: the key handler dispatches from it and the "?"
+// overlay lists it, so the two cannot drift apart. (PgUp / PgDn are the focused table's own keys,
+// handled in BoundaryTable.tsx, and are not listed here.)
 export type CommandName =
   | 'prefill'
   | 'step'

@@ -39,7 +39,6 @@ export const selectSessionBarFields = (state: InspectorState) => ({
   teacherForce: state.snapshot?.teacherForce ?? false,
   engineOptions: state.snapshot?.engineOptions ?? null,
   recent: state.snapshot?.recent ?? null,
-  workDir: state.snapshot?.workDir ?? '',
 });
 
 /** For useShallow: the run state the timeline shows. */

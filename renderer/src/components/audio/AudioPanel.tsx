@@ -39,8 +39,8 @@ export function AudioPanel() {
   const current = audio !== null && audio.boundary === boundary ? audio : null;
   const signals = useMemo(() => {
     if (current === null) return null;
-    const reference = base64ToFloat32(current.reference);
-    const native = base64ToFloat32(current.native);
+    const reference = base64ToFloat32(current.reference, 'getAudio reference');
+    const native = base64ToFloat32(current.native, 'getAudio native');
     const residual = native.length === 0 ? new Float32Array(0) : alignedResidual(reference, native, current.metrics?.nullOffset ?? 0);
     return { reference, native, residual };
   }, [current]);

@@ -43,5 +43,6 @@ export function poolMinMax(samples: Float32Array, sampleRate: number, buckets: n
 
 export function sliceSeconds(samples: Float32Array<ArrayBuffer>, sampleRate: number, region: { start: number; end: number } | null): Float32Array<ArrayBuffer> {
   if (region === null) return samples;
-  return samples.slice(Math.max(0, Math.floor(region.start * sampleRate)), Math.min(samples.length, Math.ceil(region.end * sampleRate)));
+  // A view, not a copy: playback copies into its AudioBuffer and the spectrogram only reads.
+  return samples.subarray(Math.max(0, Math.floor(region.start * sampleRate)), Math.min(samples.length, Math.ceil(region.end * sampleRate)));
 }

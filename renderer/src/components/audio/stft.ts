@@ -1,5 +1,6 @@
 // A small short-time Fourier transform for the spectrogram: Hann window, radix-2 FFT, dB
-// magnitude. Sized so the result stays a few hundred frames: cheap enough for the main thread.
+// magnitude. Sized so the result stays a few hundred frames (at most 400): cheap enough for the
+// main thread — the speech case's 26 400 samples (203 frames) take ~10 ms, ~25 ms the first time.
 
 function fftInPlace(real: Float64Array, imag: Float64Array): void {
   const n = real.length;

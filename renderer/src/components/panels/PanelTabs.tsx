@@ -4,7 +4,7 @@ import { useInspectorStore } from '../../store/inspector-store.ts';
 import { selectActivePanel } from '../../store/selectors.ts';
 import { PANELS, type PanelName } from '../../store/slices/ui-slice.ts';
 
-export const PANEL_LABEL: Record<PanelName, string> = {
+const PANEL_LABEL: Record<PanelName, string> = {
   tensor: 'Tensor',
   specials: 'Specials',
   isolation: 'Isolation',

@@ -2,14 +2,13 @@
 // container, purge on unmount. Event callbacks are read through refs so changing them does not
 // re-plot.
 import { useEffect, useRef, useState } from 'react';
-import type { Config, Data, Layout, PlotlyHTMLElement, PlotMouseEvent, PlotRelayoutEvent, PlotSelectionEvent } from 'plotly.js';
+import type { Data, Layout, PlotlyHTMLElement, PlotMouseEvent, PlotRelayoutEvent, PlotSelectionEvent } from 'plotly.js';
 import { loadPlotly, type PlotlyApi } from './plotly-loader.ts';
 import { PLOT_CONFIG } from './plot-theme.ts';
 
 export interface PlotProps {
   data: Data[];
   layout: Partial<Layout>;
-  config?: Partial<Config>;
   className?: string;
   testId?: string;
   onClick?: (event: PlotMouseEvent) => void;
@@ -17,11 +16,9 @@ export interface PlotProps {
   onSelected?: (event: PlotSelectionEvent | undefined) => void;
   /** Called with the plot's outer element after every (re)draw. */
   onAfterPlot?: (element: HTMLElement) => void;
-  /** Extra attributes on the plot's container (e.g. what the plot shows, for tests). */
-  dataAttributes?: Record<`data-${string}`, string>;
 }
 
-export function Plot({ data, layout, config, className, testId, onClick, onRelayout, onSelected, onAfterPlot, dataAttributes }: PlotProps) {
+export function Plot({ data, layout, className, testId, onClick, onRelayout, onSelected, onAfterPlot }: PlotProps) {
   const outer = useRef<HTMLDivElement>(null);
   const container = useRef<HTMLDivElement>(null);
   const [plotly, setPlotly] = useState<PlotlyApi | null>(null);
@@ -44,10 +41,9 @@ export function Plot({ data, layout, config, className, testId, onClick, onRelay
   useEffect(() => {
     const element = container.current;
     if (plotly === null || element === null) return;
-    const fullConfig = { ...PLOT_CONFIG, ...config };
     if (!plotted.current) {
       plotted.current = true;
-      void plotly.newPlot(element, data, layout, fullConfig).then((plot: PlotlyHTMLElement) => {
+      void plotly.newPlot(element, data, layout, PLOT_CONFIG).then((plot: PlotlyHTMLElement) => {
         plot.on('plotly_click', (event) => handlers.current.onClick?.(event));
         plot.on('plotly_relayout', (event) => handlers.current.onRelayout?.(event));
         // Plotly passes undefined when a selection is cleared by a double click.
@@ -59,9 +55,9 @@ export function Plot({ data, layout, config, className, testId, onClick, onRelay
         afterPlot();
       });
     } else {
-      void plotly.react(element, data, layout, fullConfig);
+      void plotly.react(element, data, layout, PLOT_CONFIG);
     }
-  }, [plotly, data, layout, config]);
+  }, [plotly, data, layout]);
 
   useEffect(() => {
     const element = container.current;
@@ -90,7 +86,7 @@ export function Plot({ data, layout, config, className, testId, onClick, onRelay
   }, [plotly]);
 
   return (
-    <div ref={outer} className={`plot ${className ?? ''}`} data-testid={testId} {...dataAttributes}>
+    <div ref={outer} className={`plot ${className ?? ''}`} data-testid={testId}>
       {loadError !== null ? <div className="plot-error">Plotting is unavailable: {loadError}</div> : null}
       <div className="plot-surface" ref={container} />
     </div>

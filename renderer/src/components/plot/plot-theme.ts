@@ -27,7 +27,7 @@ export const INFERNO: [number, string][] = [
   [1, '#fcffa4'],
 ];
 
-export const MONO_FONT = 'ui-monospace, "SF Mono", Menlo, Consolas, "DejaVu Sans Mono", monospace';
+const MONO_FONT = 'ui-monospace, "SF Mono", Menlo, Consolas, "DejaVu Sans Mono", monospace';
 
 export function plotLayout(overrides: Partial<Layout>): Partial<Layout> {
   return {

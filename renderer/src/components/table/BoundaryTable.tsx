@@ -18,7 +18,7 @@ import { TableFilters } from './TableFilters.tsx';
 import { visibleOrder } from './table-model.ts';
 import { useVirtualWindow } from './use-virtual-window.ts';
 
-export const ROW_HEIGHT = 20;
+const ROW_HEIGHT = 20;
 
 /** react-table sees no rows (headers and sort state only); a stable empty list keeps its memos. */
 const NO_ROWS: BoundaryRow[] = [];

@@ -2,12 +2,11 @@
 // it, maps zooms to a finer window request and clicks to the element under the cell's maximum.
 import { useEffect, useMemo, useRef } from 'react';
 import type { Layout, PlotMouseEvent, PlotRelayoutEvent } from 'plotly.js';
-import type { HeatmapMetric, TensorView } from '../../../../preload/inspector-api.ts';
+import { fromWire, type HeatmapMetric, type TensorView } from '../../../../preload/inspector-api.ts';
 import { decodeCells, type DecodedCells } from '../../../../preload/tensor-view-codec.ts';
 import { useApiQuery } from '../../hooks/use-api-query.ts';
 import { useElementSize } from '../../hooks/use-element-size.ts';
 import { formatNumber, formatShape } from '../../format/numbers.ts';
-import { fromWire } from '../../../../preload/inspector-api.ts';
 import { Plot } from '../plot/Plot.tsx';
 import { plotLayout } from '../plot/plot-theme.ts';
 import { cellAt, heatmapTraces, METRIC_LABEL } from './heatmap-traces.ts';

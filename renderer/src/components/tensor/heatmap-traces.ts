@@ -11,7 +11,7 @@ import { INFERNO, PLOT_COLORS } from '../plot/plot-theme.ts';
 export const METRIC_LABEL: Record<TensorView['metric'], string> = { abs_diff: '|diff|', ulp: 'ULP', reference: 'reference', native: 'native' };
 
 /** Element-index coordinate of a pooled cell's centre along one axis. */
-export function cellCentre(start: number, step: number, cell: number): number {
+function cellCentre(start: number, step: number, cell: number): number {
   return start + cell * step + (step - 1) / 2;
 }
 

@@ -23,7 +23,3 @@ export function windowFromRelayout(event: PlotRelayoutEvent, current: TensorWind
   if (col0 === current.col0 && col1 === current.col1 && row0 === current.row0 && row1 === current.row1) return undefined;
   return { row0, row1, col0, col1 };
 }
-
-export function isWholeTensor(window: TensorWindow, folded: { rows: number; cols: number }): boolean {
-  return window.row0 === 0 && window.col0 === 0 && window.row1 === folded.rows && window.col1 === folded.cols;
-}

@@ -1,6 +1,6 @@
 // Failures are data, never exceptions thrown into React: a failed call becomes an entry in the
 // error list (local to this renderer), and the core's own errors are dismissed through the core.
-import { getState, setState } from '../inspector-store.ts';
+import { setState } from '../inspector-store.ts';
 
 let nextLocalErrorId = 1;
 
@@ -12,10 +12,6 @@ export function pushLocalError(action: string, message: string): void {
 
 export function dismissLocalError(id: number): void {
   setState((state) => ({ localErrors: state.localErrors.filter((entry) => entry.id !== id) }));
-}
-
-export function clearLocalErrors(): void {
-  if (getState().localErrors.length > 0) setState({ localErrors: [] });
 }
 
 export function errorMessage(error: unknown): string {

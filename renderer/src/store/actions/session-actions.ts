@@ -28,7 +28,7 @@ type SnapshotMethod = Extract<
   | 'dismissError'
 >;
 
-export function applySnapshot(snapshot: SessionSnapshot): void {
+function applySnapshot(snapshot: SessionSnapshot): void {
   setState((state) => ({ snapshot, progress: snapshot.busy === null ? null : state.progress }));
   if (snapshot.rowsVersion !== getState().rowsVersion) void refreshRows();
 }
@@ -90,12 +90,12 @@ async function runSnapshotCommand<M extends SnapshotMethod>(label: string, metho
   }
 }
 
-export function isBusy(): boolean {
+function isBusy(): boolean {
   const state = getState();
   return state.pendingCommand !== null || (state.snapshot?.busy ?? null) !== null;
 }
 
-export const loadSession = (): Promise<boolean> => runSnapshotCommand('load session', 'getSession', {});
+const loadSession = (): Promise<boolean> => runSnapshotCommand('load session', 'getSession', {});
 export const openDefault = (): Promise<boolean> => runSnapshotCommand('open default', 'openDefault', {});
 export const openEngine = (library: string): Promise<boolean> => runSnapshotCommand('open engine', 'openEngine', { library });
 export const openBundle = (dir: string): Promise<boolean> => runSnapshotCommand('open bundle', 'openBundle', { dir });
