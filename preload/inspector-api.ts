@@ -191,7 +191,7 @@ export const RowColumnsSchema = z.object({
   reason: coded(z.string()),
   mismatches: coded(NonNegInt),
   elements: coded(NonNegInt),
-  /** Base64 of little-endian float64 per row (NaN and the infinities as themselves); null where the flag is clear. */
+  /** Base64 of little-endian float64 per row (NaN and the infinities as themselves); 0 where the row's measured flag is clear (its value is null). */
   maxAbs: Base64,
   maxUlp: Base64,
   /**
@@ -244,7 +244,7 @@ export const CELL_VALUE_BYTES = { f32: 4, f64: 8 } as const;
 export const ARGMAX_BYTES = { u8_offset: 1, u16_offset: 2, u32_offset: 4, f64_index: 8 } as const;
 
 /** Decoded length of canonical (padded) base64, or null when the length cannot be base64. */
-export function base64ByteLength(base64: string): number | null {
+function base64ByteLength(base64: string): number | null {
   if (base64.length % 4 !== 0) return null;
   const padding = base64.endsWith('==') ? 2 : base64.endsWith('=') ? 1 : 0;
   return (base64.length / 4) * 3 - padding;
@@ -502,7 +502,7 @@ export type ReceiptExport = z.infer<typeof ReceiptExportSchema>;
 export const ReceiptVerifyRequestSchema = z.object({
   /** A DSSE envelope JSON text. */
   envelope: z.string().max(64 * 1024 * 1024),
-  /** SPKI PEM of the expected signer; null: the session's own key. */
+  /** SPKI PEM of the expected signer; null: your per-user default public key (what exportReceipt signs with by default). */
   publicKeyPem: z.string().nullable(),
 });
 export const ReceiptVerifySchema = z.object({

@@ -1,6 +1,8 @@
 // Reading a TensorView's binary cells (inspector-api.ts documents the layout): the renderer draws
 // from these, and the tests check the core's encoding through the same code, so the argmax
-// formula exists once on the reading side. Pure: atob and DataView exist in both Node and browsers.
+// formula exists once on the reading side. Pure (base64-bytes.ts and DataView), so it runs in
+// Node and in browsers alike.
+import { base64ToBytes } from './base64-bytes.ts';
 import type { TensorView } from './inspector-api.ts';
 
 export interface DecodedCells {
@@ -10,15 +12,15 @@ export interface DecodedCells {
   flatIndex: Float64Array;
 }
 
-function base64Bytes(base64: string): DataView {
-  const binary = atob(base64);
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i += 1) bytes[i] = binary.charCodeAt(i);
-  return new DataView(bytes.buffer);
+function base64Bytes(base64: string, field: string): DataView {
+  const bytes = base64ToBytes(base64);
+  // TensorViewSchema refused malformed data already; this only guards a caller that skipped it.
+  if (bytes === null) throw new Error(`getTensorView: ${field} is not base64`);
+  return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 function decodeValues(values: TensorView['values'], cells: number): Float64Array {
-  const view = base64Bytes(values.data);
+  const view = base64Bytes(values.data, 'values.data');
   const out = new Float64Array(cells);
   if (values.format === 'f32') for (let i = 0; i < cells; i += 1) out[i] = view.getFloat32(i * 4, true);
   else for (let i = 0; i < cells; i += 1) out[i] = view.getFloat64(i * 8, true);
@@ -40,7 +42,7 @@ function offsetReader(view: DataView, format: TensorView['argmax']['format']): (
 }
 
 function decodeFlatIndex(tensorView: TensorView, cells: number): Float64Array {
-  const view = base64Bytes(tensorView.argmax.data);
+  const view = base64Bytes(tensorView.argmax.data, 'argmax.data');
   const out = new Float64Array(cells);
   const offsetOf = offsetReader(view, tensorView.argmax.format);
   if (offsetOf === null) {

@@ -5,10 +5,11 @@
 // with the reason, since there is nothing to reply to.
 import { z } from 'zod';
 import type { RawData, WebSocket } from 'ws';
-import { CallFrameSchema, type CallError, type InspectorEvent, type ReplyFrame } from '../../preload/inspector-api.ts';
+import { CallFrameSchema, type InspectorEvent, type ReplyFrame } from '../../preload/inspector-api.ts';
+import type { DispatchResult } from '../session/dispatch-call.ts';
 
 /** What dispatchCall (main/session) returns: it validates method, request and response, never throws. */
-export type DispatchOutcome = { ok: true; response: unknown } | { ok: false; error: CallError };
+export type DispatchOutcome = DispatchResult;
 
 /** The core as serve mode needs it: injected, so the server is testable with any real core. */
 export interface ServeCore {

@@ -13,7 +13,7 @@ export interface Refusal {
 }
 
 /** The Host values that name this server: 127.0.0.1:<port> and localhost:<port>. */
-export function allowedHosts(port: number): ReadonlySet<string> {
+function allowedHosts(port: number): ReadonlySet<string> {
   return new Set([`127.0.0.1:${port}`, `localhost:${port}`]);
 }
 

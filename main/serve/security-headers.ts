@@ -4,12 +4,12 @@
 // server's WebSocket and the directives that must never be missing forced on.
 import type { OutgoingHttpHeaders } from 'node:http';
 
-/** Used when the built index.html declares no policy: as strict as the renderer's own. */
+/** Used when the built index.html declares no policy: no looser than renderer/index.html's (no blob: sources). */
 const FALLBACK_CSP =
   "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 /** The content of the index's <meta http-equiv="Content-Security-Policy">, or null. */
-export function metaCspOf(html: string): string | null {
+function metaCspOf(html: string): string | null {
   for (const tag of html.match(/<meta\b[^>]*>/gi) ?? []) {
     if (!/http-equiv\s*=\s*["']content-security-policy["']/i.test(tag)) continue;
     const content = /content\s*=\s*"([^"]*)"/i.exec(tag) ?? /content\s*=\s*'([^']*)'/i.exec(tag);

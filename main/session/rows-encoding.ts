@@ -1,8 +1,10 @@
 // Building getRows' columns (inspector-api.ts RowsReplySchema) from BoundaryRows: each field
 // dictionary-coded (a run repeats its boundary names, stages, contracts and reasons pass after
-// pass), the two error figures as float64, the booleans as one flags byte per row.
-import type { BoundaryRow, RowColumns, RowsReply } from '../../preload/inspector-api.ts';
-import { bytesToBase64 } from '../../preload/base64-bytes.ts';
+// pass), the two error figures as float64, the booleans as one flags byte per row. Base64 through
+// Node's Buffer (encodeBase64): a 50k-row reply is ~2 MiB of it, and the serve process is single
+// threaded (preload/base64-bytes.ts's portable loop took ~0.2 s for that; Buffer ~1 ms).
+import { fromWire, type BoundaryRow, type RowColumns, type RowsReply } from '../../preload/inspector-api.ts';
+import { encodeBase64 } from '../core/receipt/base64.ts';
 import { CODED_COLUMNS, ROW_FLAGS, codeWidth, type CodedColumn } from '../../preload/row-columns-check.ts';
 
 /** Dictionary key of a value: shapes are arrays, so they are keyed by their text. */
@@ -32,20 +34,17 @@ function codedColumn<T>(rows: readonly BoundaryRow[], pick: (row: BoundaryRow) =
     else if (width === 2) view.setUint16(i * 2, code, true);
     else view.setUint32(i * 4, code, true);
   }
-  return { values, codes: bytesToBase64(bytes) };
+  return { values, codes: encodeBase64(bytes) };
 }
 
-const measured = (value: BoundaryRow['maxAbs']): number => {
-  if (value === null) return 0;
-  if (typeof value === 'number') return value;
-  return value === 'NaN' ? NaN : value === 'Infinity' ? Infinity : -Infinity;
-};
+/** Unmeasured (null) is 0 in the column; its flag bit tells it apart. */
+const measured = (value: BoundaryRow['maxAbs']): number => (value === null ? 0 : fromWire(value));
 
 function floatColumn(rows: readonly BoundaryRow[], pick: (row: BoundaryRow) => BoundaryRow['maxAbs']): string {
   const bytes = new Uint8Array(rows.length * 8);
   const view = new DataView(bytes.buffer);
   rows.forEach((row, i) => view.setFloat64(i * 8, measured(pick(row)), true));
-  return bytesToBase64(bytes);
+  return encodeBase64(bytes);
 }
 
 function flagsOf(row: BoundaryRow): number {
@@ -62,13 +61,13 @@ function flagsOf(row: BoundaryRow): number {
 }
 
 /** The columns of `rows` (consecutive in execution order). */
-export function encodeRowColumns(rows: readonly BoundaryRow[]): RowColumns {
+function encodeRowColumns(rows: readonly BoundaryRow[]): RowColumns {
   const coded = Object.fromEntries(CODED_COLUMNS.map((name: CodedColumn) => [name, codedColumn(rows, (row) => row[name])]));
   return {
     ...(coded as Pick<RowColumns, CodedColumn>),
     maxAbs: floatColumn(rows, (row) => row.maxAbs),
     maxUlp: floatColumn(rows, (row) => row.maxUlp),
-    flags: bytesToBase64(Uint8Array.from(rows, flagsOf)),
+    flags: encodeBase64(Uint8Array.from(rows, flagsOf)),
   };
 }
 

@@ -20,7 +20,7 @@ export type WavSide = 'reference' | 'native' | 'residual';
 const SAMPLE_RATE_KEYS = ['sample_rate', 'pcm_sample_rate'] as const;
 
 /** The reference's declared sample rate, else the reference model's 24 kHz. */
-export function sampleRateOf(reference: TraceBundle): number {
+function sampleRateOf(reference: TraceBundle): number {
   for (const key of SAMPLE_RATE_KEYS) {
     const value = reference.manifest.provenance.runtime[key];
     const rate = typeof value === 'string' ? Number(value) : value;

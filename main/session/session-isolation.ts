@@ -6,14 +6,14 @@
 // they are findings about the engine, not failures of the app.
 import { mkdir, mkdtemp } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { EngineCallError, EngineHostDeadError, EngineHostError, EngineLoadError } from '../../engine/host/engine-errors.ts';
 import { toWire, type LayerIsolation } from '../../preload/inspector-api.ts';
 import { openBundle } from '../core/bundle/bundle-reader.ts';
 import { isFloatDType } from '../core/bundle/dtype.ts';
 import { BundleError } from '../core/bundle/errors.ts';
 import type { RunOutcome } from '../core/bundle/manifest-schema.ts';
-import { CaptureUsageError, captureRun, type CaptureResult } from '../core/capture/capture-run.ts';
+import { captureRun, type CaptureResult } from '../core/capture/capture-run.ts';
 import { compareLocalVsAccumulated, type ErrorStats, type LocalVsAccumulatedRow } from '../core/capture/local-vs-accumulated.ts';
+import { CALL_CODES, codeOf } from './session-errors.ts';
 
 export interface LayerIsolationInput {
   library: string;
@@ -25,16 +25,12 @@ export interface LayerIsolationInput {
   teacherForce: boolean;
 }
 
-/** Errors that report what the engine (or the evidence it left) did, not a bug of ours. */
+/**
+ * Errors that report what the engine (or the evidence it left) did, not a bug of ours: the
+ * engine's failures as session-errors.ts codes them, and a bundle that fails validation.
+ */
 function isRunFailure(error: unknown): error is Error {
-  return (
-    error instanceof CaptureUsageError ||
-    error instanceof EngineLoadError ||
-    error instanceof EngineCallError ||
-    error instanceof EngineHostError ||
-    error instanceof EngineHostDeadError ||
-    error instanceof BundleError
-  );
+  return (codeOf(error) === CALL_CODES.engine && error instanceof Error) || error instanceof BundleError;
 }
 
 function describeOutcome(which: string, run: RunOutcome): string {

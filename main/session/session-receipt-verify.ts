@@ -41,10 +41,6 @@ const OK_DETAILS: Readonly<Record<ReceiptCheck['name'], string>> = {
   subjects: 'ok',
 };
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 function notVerified(checks: Check[]): ReceiptVerify {
   const failed = checks.find((check) => !check.ok);
   return { ok: false, checks, message: `NOT VERIFIED: ${failed === undefined ? 'no check passed' : `${failed.name}: ${failed.detail}`}` };

@@ -34,7 +34,7 @@ function tolerance(value: number): string {
   return String(Number(value.toPrecision(3)));
 }
 
-export function contractText(contract: Contract | null): string {
+function contractText(contract: Contract | null): string {
   if (contract === null) return 'none';
   if (contract.kind === 'bit_exact') return 'bit_exact';
   const parts = [`faithful abs ${tolerance(contract.abs)} rel ${tolerance(contract.rel)}`];
