@@ -4,35 +4,30 @@
 // code that produced it. Screenshots of the main views go to test-artifacts/e2e on every run.
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openBundle, type TraceBundle } from '../../main/core/bundle/bundle-reader.ts';
 import { openCaptureInProgress } from '../../main/core/bundle/capture-in-progress.ts';
 import { referenceBundle } from '../helpers/paths.ts';
 import { byTestId, errorTexts, openByPath, passIndicator, runControl, setEngineOptions, visibleRows, waitIdle } from './e2e-pages.ts';
-import { collectPageErrors, launchChromium, screenshot, startServe, type ServeProcess } from './serve-harness.ts';
+import { openInspector, screenshot, type Inspector, type ServeProcess } from './serve-harness.ts';
 
 // A flow drives the real engine through several passes in a real browser.
 vi.setConfig({ testTimeout: 240_000 });
 
+let inspector: Inspector;
 let serve: ServeProcess;
-let browser: Browser;
 let page: Page;
 let pageErrors: string[];
 
 beforeAll(async () => {
-  serve = await startServe();
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
-  pageErrors = collectPageErrors(page);
-  await page.goto(serve.url);
-  await waitIdle(page);
+  inspector = await openInspector({ navigate: true });
+  ({ serve, page, pageErrors } = inspector);
 }, 180_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await serve?.stop();
+  await inspector?.close();
 });
 
 /** The native bundle the session is writing or wrote last (newest folder of the work dir). */

@@ -3,34 +3,28 @@
 // not the gate's verdict; layer isolation runs and plots; a WAV export downloads a real 24 kHz file.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
 import { freshTempDir, referenceBundle } from '../helpers/paths.ts';
 import { byTestId, openByPath, runControl, waitIdle } from './e2e-pages.ts';
-import { collectPageErrors, launchChromium, screenshot, startServe, type ServeProcess } from './serve-harness.ts';
+import { openInspector, screenshot, type Inspector } from './serve-harness.ts';
 
 vi.setConfig({ testTimeout: 240_000 });
 
-let serve: ServeProcess;
-let browser: Browser;
+let inspector: Inspector;
 let page: Page;
 let pageErrors: string[];
 
 beforeAll(async () => {
-  serve = await startServe();
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1600, height: 1000 }, acceptDownloads: true });
-  pageErrors = collectPageErrors(page);
-  await page.goto(serve.url);
-  await waitIdle(page);
+  inspector = await openInspector({ navigate: true });
+  ({ page, pageErrors } = inspector);
   await openByPath(page, 'open-bundle', referenceBundle('speech'));
   await runControl(page, 'btn-run-end');
 }, 240_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await serve?.stop();
+  await inspector?.close();
 });
 
 /** Shows one row through the text filter and selects it. */

@@ -3,32 +3,29 @@
 // each give a visible, specific error, and the app keeps running with what it had captured.
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import { SEGV_ENGINE, writeToyCase } from '../gate/gate-fixtures.ts';
 import { freshTempDir, referenceBundle, TESTLIB_DIR } from '../helpers/paths.ts';
 import { byTestId, errorTexts, openByPath, passIndicator, runControl, visibleRows, waitIdle } from './e2e-pages.ts';
-import { collectPageErrors, launchChromium, screenshot, startServe, type ServeProcess } from './serve-harness.ts';
+import { openInspector, screenshot, type Inspector, type ServeProcess } from './serve-harness.ts';
 
 // A flow drives the real engine through several passes in a real browser.
 vi.setConfig({ testTimeout: 240_000 });
 
+let inspector: Inspector;
 let serve: ServeProcess;
-let browser: Browser;
 let page: Page;
 let pageErrors: string[];
 
 beforeAll(async () => {
-  serve = await startServe();
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
-  pageErrors = collectPageErrors(page);
+  inspector = await openInspector({ navigate: false });
+  ({ serve, page, pageErrors } = inspector);
 }, 180_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await serve?.stop();
+  await inspector?.close();
 });
 
 /** Resolves with the HTTP status the upgrade got, or 101 when the socket opened. */

@@ -5,6 +5,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { waitIdle } from './e2e-pages.ts';
 import { CLI, freshTempDir, REPO_ROOT } from '../helpers/paths.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -88,3 +89,39 @@ export function collectPageErrors(page: Page): string[] {
   });
   return errors;
 }
+
+/** A serve process, a Chromium and one page on it: what every end-to-end test file starts from. */
+export interface Inspector {
+  serve: ServeProcess;
+  browser: Browser;
+  page: Page;
+  /** Page errors and console errors so far; a test may clear it after a deliberate refusal. */
+  pageErrors: string[];
+  close: () => Promise<void>;
+}
+
+/**
+ * Starts serve mode and a 1600x1000 Chromium page on it. With `navigate`, the page opens the
+ * served URL (token included) and waits until it is connected and the core is idle.
+ */
+export async function openInspector(options: { navigate: boolean }): Promise<Inspector> {
+  const serve = await startServe();
+  const browser = await launchChromium();
+  const page = await browser.newPage({ viewport: { width: 1600, height: 1000 }, acceptDownloads: true });
+  const pageErrors = collectPageErrors(page);
+  if (options.navigate) {
+    await page.goto(serve.url);
+    await waitIdle(page);
+  }
+  return {
+    serve,
+    browser,
+    page,
+    pageErrors,
+    close: async () => {
+      await browser.close();
+      await serve.stop();
+    },
+  };
+}
+

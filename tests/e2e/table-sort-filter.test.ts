@@ -3,12 +3,12 @@
 // compared alphanumerically: op2 before op10), and the stage, verdict, kind and text filters show
 // exactly the rows they should. The expected orders are computed here from the bundle spec.
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { bitExact, dummyWeights, faithful, writeBundle, type PassSpec, type TensorSpec } from '../gate/gate-fixtures.ts';
 import { freshTempDir } from '../helpers/paths.ts';
 import { byTestId, openByPath, waitIdle } from './e2e-pages.ts';
-import { collectPageErrors, launchChromium, startServe, type ServeProcess } from './serve-harness.ts';
+import { openInspector, type Inspector } from './serve-harness.ts';
 
 vi.setConfig({ testTimeout: 120_000 });
 
@@ -16,8 +16,7 @@ const NAMES = ['blk.op10', 'blk.op2', 'Blk.op1', 'attn.op3', 'attn.op20', 'mlp.o
 /** Boundaries (by index) whose native differs beyond the contract: FAIL. */
 const FAILING = new Set([1, 4]);
 
-let serve: ServeProcess;
-let browser: Browser;
+let inspector: Inspector;
 let page: Page;
 let pageErrors: string[];
 
@@ -56,20 +55,15 @@ const byName = (sign: number): string[] =>
 
 beforeAll(async () => {
   const dirs = writeRun(freshTempDir('e2e-sort-filter'));
-  serve = await startServe();
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
-  pageErrors = collectPageErrors(page);
-  await page.goto(serve.url);
-  await waitIdle(page);
+  inspector = await openInspector({ navigate: true });
+  ({ page, pageErrors } = inspector);
   await openByPath(page, 'open-bundle', dirs.reference);
   await openByPath(page, 'open-run', dirs.native);
   await page.waitForSelector(`[data-testid="boundary-table"][data-row-count="${executionOrder.length}"]`, { timeout: 30_000 });
 }, 180_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await serve?.stop();
+  await inspector?.close();
 });
 
 describe('the boundary table', () => {
