@@ -9,6 +9,7 @@ import { DTYPE_SIZE, elementCount, type DType } from '../../main/core/bundle/dty
 import { contiguousStrides } from '../../main/core/bundle/layout.ts';
 import type { BundleKind, BundleManifest, Contract } from '../../main/core/bundle/manifest-schema.ts';
 import { writeAllSync, writeSafetensorsFile } from '../../main/core/bundle/safetensors-writer.ts';
+import { faithfulContract as faithfulOf } from '../helpers/contracts.ts';
 
 export type Variant = 'reference' | 'same' | 'noisy';
 
@@ -139,21 +140,5 @@ export function writeStreamedBundle(dir: string, kind: BundleKind, tensors: read
 export const BIT_EXACT: Contract = { kind: 'bit_exact', nan_policy: 'positions', signed_zero: 'must_match', reason: 'benchmark' };
 
 export function faithfulContract(rel: number): Contract {
-  return {
-    kind: 'faithful',
-    abs: 1e-6,
-    rel,
-    max_ulp: null,
-    oracle_rel: null,
-    nan_policy: 'positions',
-    signed_zero: 'ignore',
-    derivation: {
-      storage_dtype: 'F32',
-      accumulation_dtype: 'F32',
-      accumulation_length: 1,
-      reduction_order: 'unspecified',
-      formula: 'benchmark tolerance',
-      allowed_differences: 'benchmark noise',
-    },
-  };
+  return faithfulOf({ abs: 1e-6, rel, formula: 'benchmark tolerance' });
 }

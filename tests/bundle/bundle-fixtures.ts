@@ -1,40 +1,24 @@
 // Small bundles and raw files for the bundle tests, built in temp folders (never in fixtures/).
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { DType } from '../../main/core/bundle/dtype.ts';
 import { BundleError, type BundleErrorCode } from '../../main/core/bundle/errors.ts';
 import type { BundleManifest } from '../../main/core/bundle/manifest-schema.ts';
 import { NativeBundleWriter, type CaptureRecord, type NativeCaptureHeader } from '../../main/core/bundle/native-bundle-writer.ts';
+import { tempDirTracker } from '../helpers/paths.ts';
+import { xorshift32 } from '../helpers/random.ts';
 
-const made: string[] = [];
-
-export function tempDir(label: string): string {
-  const dir = mkdtempSync(join(tmpdir(), `ti-bundle-${label}-`));
-  made.push(dir);
-  return dir;
-}
-
-export function removeTempDirs(): void {
-  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
-}
+export const { tempDir, removeTempDirs } = tempDirTracker('bundle');
 
 export const sha256 = (data: Uint8Array): string => createHash('sha256').update(data).digest('hex');
 
 /** Deterministic pseudo-random bytes (xorshift), so failures reproduce. */
 export function bytes(length: number, seed = 1): Uint8Array {
+  const next = xorshift32(seed);
   const out = new Uint8Array(length);
-  let state = (seed * 2654435761) >>> 0 || 1;
-  for (let i = 0; i < length; i++) {
-    state ^= state << 13;
-    state >>>= 0;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    state >>>= 0;
-    out[i] = state & 0xff;
-  }
+  for (let i = 0; i < length; i++) out[i] = next() & 0xff;
   return out;
 }
 

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openBundle, resolveWeights } from '../../main/core/bundle/bundle-reader.ts';
 import { verifyFreshness } from '../../main/core/bundle/freshness.ts';
+import { CASES } from '../helpers/paths.ts';
 
 const fixtures = join(import.meta.dirname, '..', '..', 'fixtures');
 const bundlesRoot = join(fixtures, 'bundles');
@@ -12,7 +13,13 @@ const bundleDirs = existsSync(bundlesRoot)
   ? readdirSync(bundlesRoot).flatMap((caseId) => readdirSync(join(bundlesRoot, caseId)).map((kind) => join(bundlesRoot, caseId, kind)))
   : [];
 
-describe.skipIf(bundleDirs.length === 0)('reference fixtures', () => {
+// No skip when the folder is missing: a fixture that disappears must fail here, not vanish.
+describe('reference fixtures', () => {
+  it('every committed case has its reference and fp64 oracle bundle', () => {
+    const names = bundleDirs.map((dir) => dir.slice(bundlesRoot.length + 1));
+    for (const caseId of CASES) expect(names).toEqual(expect.arrayContaining([`${caseId}/reference`, `${caseId}/oracle-f64`]));
+  });
+
   it('the fixtures index is fresh', async () => {
     const report = await verifyFreshness(join(fixtures, 'fixtures.sha256'));
     expect(report, JSON.stringify(report, null, 2)).toMatchObject({ fresh: true });

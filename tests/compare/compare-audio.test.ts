@@ -68,6 +68,9 @@ describe('audio bounds on a PCM record', () => {
     expect(result.audio?.metrics.esr).toBeCloseTo(0.25, 6);
     expect(result.audio?.metrics.snrDb).toBeCloseTo(6.0206, 3);
     expect(result.audio?.metrics.nullOffset).toBe(0);
+    // Half gain leaves a residual of half the reference: 20·log10(RMS(r) / 2) dBFS, computed here.
+    const referenceRms = Math.sqrt(REFERENCE.reduce((sum, value) => sum + value * value, 0) / REFERENCE.length);
+    expect(result.audio?.metrics.nullResidualDbfs).toBeCloseTo(20 * Math.log10(referenceRms / 2), 3);
     const delayed = await comparePcm(DELAYED, DELAYED_INSIDE);
     expect(delayed.outcome).toBe('pass');
     expect(delayed.audio?.metrics).toMatchObject({ nullOffset: 2, nullResidualDbfs: Number.NEGATIVE_INFINITY });
@@ -118,6 +121,8 @@ describe('audio bounds on a PCM record', () => {
     expect(failureKind(nan)).toBe('nan_vs_number');
     // NaN samples make the metrics NaN: every bound on them breaks (fail closed).
     expect(nan.audio?.passed).toBe(false);
+    expect(nan.audio?.metrics.esr).toBeNaN();
+    expect(nan.audio?.violations).toEqual([{ bound: 'max_esr', value: Number.NaN, limit: 0.2 }]);
   });
 
   it('a contract without audio bounds measures nothing: audio is null', async () => {

@@ -2,14 +2,16 @@
 // writeSafetensorsFile and a hand-built manifest, so a test can give every boundary any dtype,
 // contract and valid region.
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openBundle, type TraceBundle } from '../../main/core/bundle/bundle-reader.ts';
 import { elementCount, type DType } from '../../main/core/bundle/dtype.ts';
 import { contiguousStrides, layoutOf } from '../../main/core/bundle/layout.ts';
 import type { BundleKind, BundleManifest, Contract, FaithfulContract, ValidRegion } from '../../main/core/bundle/manifest-schema.ts';
 import { writeSafetensorsFile } from '../../main/core/bundle/safetensors-writer.ts';
+import { freshTempDir } from '../helpers/paths.ts';
+import { faithfulContract, type FaithfulOptions } from '../helpers/contracts.ts';
+import { xorshift32 } from '../helpers/random.ts';
 
 const made: string[] = [];
 const opened: TraceBundle[] = [];
@@ -20,7 +22,7 @@ export async function cleanupBundles(): Promise<void> {
 }
 
 export function tempDir(label: string): string {
-  const dir = mkdtempSync(join(tmpdir(), `ti-compare-${label}-`));
+  const dir = freshTempDir(`compare-${label}`);
   made.push(dir);
   return dir;
 }
@@ -123,25 +125,8 @@ export function bitExact(options: Partial<Pick<Contract, 'nan_policy' | 'signed_
   return { kind: 'bit_exact', nan_policy: options.nan_policy ?? 'positions', signed_zero: options.signed_zero ?? 'must_match', reason: 'test' };
 }
 
-export function faithful(options: Partial<Omit<FaithfulContract, 'kind' | 'derivation'>> = {}): FaithfulContract {
-  return {
-    kind: 'faithful',
-    abs: options.abs ?? 0,
-    rel: options.rel ?? 0,
-    max_ulp: options.max_ulp ?? null,
-    oracle_rel: options.oracle_rel ?? null,
-    nan_policy: options.nan_policy ?? 'positions',
-    signed_zero: options.signed_zero ?? 'ignore',
-    derivation: {
-      storage_dtype: 'F32',
-      accumulation_dtype: 'F32',
-      accumulation_length: 1,
-      reduction_order: 'unspecified',
-      formula: 'test tolerance',
-      allowed_differences: 'test',
-    },
-  };
-}
+/** A faithful contract (abs and rel default to 0). */
+export const faithful = (options: Omit<FaithfulOptions, 'audio'> = {}): FaithfulContract => faithfulContract(options);
 
 // ---- data ---------------------------------------------------------------------------------------
 
@@ -162,17 +147,8 @@ export const c64 = (pairs: ReadonlyArray<readonly [number, number]>): Uint8Array
 
 /** `count` pseudo-random floats in [-scale, scale) (deterministic). */
 export function randomFloats(count: number, seed = 1, scale = 4): number[] {
-  const out = new Array<number>(count);
-  let state = (seed * 2654435761) >>> 0 || 1;
-  for (let i = 0; i < count; i++) {
-    state ^= state << 13;
-    state >>>= 0;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    state >>>= 0;
-    out[i] = (state / 4294967296 - 0.5) * 2 * scale;
-  }
-  return out;
+  const next = xorshift32(seed);
+  return Array.from({ length: count }, () => (next() / 4294967296 - 0.5) * 2 * scale);
 }
 
 /** The float32 value after `value` moved by `ulps` units in the last place (same sign region). */

@@ -115,7 +115,37 @@ async function gateSpeech(label: string, engineOptions: Record<string, string>):
 }
 
 const pcmRows = (result: GateResult): BoundaryVerdict[] => result.cases.flatMap((item) => item.verdicts).filter((row) => row.boundary === 'detok.pcm');
+
+/** The speech case's bounded PCM records, read from the committed manifest (not from the gate). */
+const SPEECH_PCM = (() => {
+  const manifest = JSON.parse(readFileSync(join(referenceBundle('speech'), 'manifest.json'), 'utf8')) as BundleManifest;
+  const records = manifest.passes.flatMap((pass) =>
+    pass.boundaries
+      .filter((boundary) => boundary.name === 'detok.pcm' && boundary.contract?.kind === 'faithful')
+      .map((boundary) => ({ pass: pass.index, samples: boundary.valid?.length ?? (boundary.shape[0] as number) })),
+  );
+  // Runs of consecutive passes, "a-b" (or "a" alone), joined by ", ".
+  const runs: [number, number][] = [];
+  for (const { pass } of records) {
+    const run = runs.at(-1);
+    if (run !== undefined && run[1] === pass - 1) run[1] = pass;
+    else runs.push([pass, pass]);
+  }
+  return {
+    records,
+    samples: records.reduce((sum, record) => sum + record.samples, 0),
+    passRange: runs.map(([a, b]) => (a === b ? `${a}` : `${a}-${b}`)).join(', '),
+  };
+})();
 const STREAM_PASSES = '0-11, 18-19';
+
+it('the expected stream follows from the committed speech manifest', () => {
+  expect(SPEECH_PCM.passRange).toBe(STREAM_PASSES);
+  expect(SPEECH_PCM.records).toHaveLength(14);
+  expect(SPEECH_PCM.samples).toBe(26400);
+  expect(SPEECH_PCM.records[0]).toEqual({ pass: 0, samples: 1440 });
+  expect(SPEECH_PCM.records.at(-1)?.pass).toBe(19);
+});
 
 describe('the gate on a copy of the speech case with audio bounds', () => {
   it('the clean reference engine is inside every bound: PASS, FIDELITY OK, the metrics in every report', async () => {

@@ -3,7 +3,7 @@
 // formulas, independently of the engine), copies of committed bundles with one tensor changed,
 // and a CliIO that records output.
 import { createHash, generateKeyPairSync } from 'node:crypto';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { CliIO } from '../../main/cli/cli-io.ts';
 import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
@@ -12,19 +12,10 @@ import { contiguousStrides, layoutOf } from '../../main/core/bundle/layout.ts';
 import type { BundleKind, BundleManifest, Contract, KnownGap, PassKind, PassMode, ValidRegion } from '../../main/core/bundle/manifest-schema.ts';
 import { writeSafetensorsFile } from '../../main/core/bundle/safetensors-writer.ts';
 import type { GateOptions } from '../../main/core/gate/gate-types.ts';
-import { TESTLIB_DIR, freshTempDir } from '../helpers/paths.ts';
+import { faithfulContract } from '../helpers/contracts.ts';
+import { TESTLIB_DIR, tempDirTracker } from '../helpers/paths.ts';
 
-const made: string[] = [];
-
-export function tempDir(prefix: string): string {
-  const dir = freshTempDir(`gate-${prefix}`);
-  made.push(dir);
-  return dir;
-}
-
-export function removeTempDirs(): void {
-  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
-}
+export const { tempDir, removeTempDirs } = tempDirTracker('gate');
 
 export const testlib = (name: string): string => join(TESTLIB_DIR, `lib${name}.so`);
 export const TOY_ENGINE = testlib('toy_engine');
@@ -154,23 +145,7 @@ export function writeBundle(dir: string, spec: BundleSpec): string {
 // ---- the toy engine's case --------------------------------------------------------------------
 
 export const bitExact: Contract = { kind: 'bit_exact', nan_policy: 'positions', signed_zero: 'must_match', reason: 'toy: exact arithmetic on halves' };
-export const faithful = (abs: number, rel: number): Contract => ({
-  kind: 'faithful',
-  abs,
-  rel,
-  max_ulp: null,
-  oracle_rel: null,
-  nan_policy: 'positions',
-  signed_zero: 'ignore',
-  derivation: {
-    storage_dtype: 'F32',
-    accumulation_dtype: 'F32',
-    accumulation_length: 1,
-    reduction_order: 'none',
-    formula: 'test tolerance',
-    allowed_differences: 'none in practice: the toy computes on halves exactly',
-  },
-});
+export const faithful = (abs: number, rel: number): Contract => faithfulContract({ abs, rel });
 
 const f32Bytes = (values: readonly number[]): Uint8Array => new Uint8Array(Float32Array.from(values).buffer);
 const i32Bytes = (values: readonly number[]): Uint8Array => new Uint8Array(Int32Array.from(values).buffer);

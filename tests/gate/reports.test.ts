@@ -4,7 +4,7 @@
 // annotations are escaped and capped, the step summary keeps its tables intact, the JSON keeps
 // non-finite statistics as strings.
 import { describe, expect, it } from 'vitest';
-import type { BoundaryComparison } from '../../main/core/compare/comparison-types.ts';
+import type { Contract } from '../../main/core/bundle/manifest-schema.ts';
 import { emptyCounts, type BoundaryVerdict, type CaseResult, type ComparisonRecord, type GateResult, type Verdict } from '../../main/core/gate/gate-types.ts';
 import { gateReceiptPredicate } from '../../main/core/gate/gate-receipt.ts';
 import { computeSeals } from '../../main/core/gate/seals.ts';
@@ -12,39 +12,17 @@ import { escapeCommandData, escapeCommandProperty, formatAnnotations, formatStep
 import { formatHumanReport } from '../../main/core/report/human-report.ts';
 import { escapeXmlAttribute, escapeXmlText, formatJunit } from '../../main/core/report/junit-report.ts';
 import { serializeGateResult } from '../../main/core/report/json-report.ts';
+import { cleanRecord, noClasses as noClassCounts } from './comparison-fixture.ts';
 import { findAll, parseXml } from './mini-xml.ts';
 
 const NASTY = 'a 50% share\r\nline two: <b> & "q" \'s\' ]]> x,y \u0001 end';
 
-const noClasses = { value: 0, nan_vs_number: 0, nan_payload: 0, inf_sign: 0, signed_zero: 0, tie_order: 0, padding: 0 };
-const census = { nan: 0, posInf: 0, negInf: 0, negZero: 0, subnormal: 0, finite: 4 };
+const noClasses = noClassCounts();
+/** Dropped by cleanRecord (the gate stores contracts by id); the rows below name 'c0'. */
+const reportContract: Contract = { kind: 'bit_exact', nan_policy: 'positions', signed_zero: 'must_match', reason: 'report test' };
 
-function record(over: Partial<BoundaryComparison> = {}): ComparisonRecord {
-  return {
-    pass: 0,
-    boundary: 'b',
-    stage: 's',
-    dtype: 'F32',
-    shape: [4],
-    structural: null,
-    elements: 4,
-    mismatches: 0,
-    mismatchShare: 0,
-    classes: { ...noClasses },
-    census: { native: census, reference: census },
-    firstMismatch: null,
-    worst: null,
-    maxAbs: 0,
-    maxRel: 0,
-    maxUlp: 0,
-    rmse: 0,
-    required: { abs: 0, rel: 0, ulp: 0 },
-    oracle: null,
-    ties: null,
-    passed: true,
-    contractId: 'c0',
-    ...over,
-  } as ComparisonRecord;
+function record(over: Partial<ComparisonRecord> = {}): ComparisonRecord {
+  return cleanRecord({ pass: 0, boundary: 'b', stage: 's', shape: [4], contract: reportContract }, 'c0', over);
 }
 
 function row(caseId: string, pass: number, boundary: string, verdict: Verdict, reason = 'fine'): BoundaryVerdict {

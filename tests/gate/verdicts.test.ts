@@ -5,44 +5,13 @@ import type { BoundaryComparison } from '../../main/core/compare/comparison-type
 import { emptyCounts, type LedgerEntry, type VerdictCounts } from '../../main/core/gate/gate-types.ts';
 import { computeSeals } from '../../main/core/gate/seals.ts';
 import { judgeBoundary, type VerdictFacts } from '../../main/core/gate/verdicts.ts';
+import { cleanComparison, noClasses as noClassCounts } from './comparison-fixture.ts';
 import { bitExact } from './gate-fixtures.ts';
 
-const census = { nan: 0, posInf: 0, negInf: 0, negZero: 0, subnormal: 0, finite: 8 };
-const noClasses = { value: 0, nan_vs_number: 0, nan_payload: 0, inf_sign: 0, signed_zero: 0, tie_order: 0, padding: 0 };
+const noClasses = noClassCounts();
 
-function comparison(over: Partial<BoundaryComparison> & { gap?: string | null } = {}): BoundaryComparison {
-  return {
-    pass: 2,
-    boundary: 'toy.mix',
-    stage: 'toy',
-    dtype: 'F32',
-    shape: [2, 4],
-    contract: bitExact,
-    structural: null,
-    elements: 8,
-    mismatches: 0,
-    mismatchShare: 0,
-    classes: { ...noClasses },
-    census: { native: census, reference: census },
-    firstMismatch: null,
-    worst: null,
-    maxAbs: 0,
-    maxRel: 0,
-    maxUlp: 0,
-    rmse: 0,
-    required: { abs: 0, rel: 0, ulp: 0 },
-    oracle: null,
-    ties: null,
-    passed: true,
-    gap: null,
-    outcome: 'pass',
-    compared: 8,
-    padded: 0,
-    maxAbsExact: null,
-    oracleRel: null,
-    notes: [],
-    ...over,
-  } as BoundaryComparison;
+function comparison(over: Partial<BoundaryComparison> = {}): BoundaryComparison {
+  return cleanComparison({ pass: 2, boundary: 'toy.mix', stage: 'toy', shape: [2, 4], contract: bitExact }, over);
 }
 
 const failing = (over: Partial<BoundaryComparison> = {}): BoundaryComparison =>

@@ -1,5 +1,5 @@
 // Locations the tests share: the checkout, the built engines and the committed fixtures.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,4 +29,23 @@ export function oracleBundle(caseId: string): string {
 
 export function freshTempDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), `ti-${prefix}-`));
+}
+
+/**
+ * Temp folders that one test file removes together: `tempDir(label)` makes
+ * ti-<area>-<label>-XXXXXX and remembers it, `removeTempDirs()` (in afterAll/afterEach) removes
+ * every folder made so far.
+ */
+export function tempDirTracker(area: string): { tempDir(label: string): string; removeTempDirs(): void } {
+  const made: string[] = [];
+  return {
+    tempDir(label: string): string {
+      const dir = freshTempDir(`${area}-${label}`);
+      made.push(dir);
+      return dir;
+    },
+    removeTempDirs(): void {
+      for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }

@@ -1,26 +1,16 @@
 // Shared pieces of the receipt tests: temp folders, key files of every wrong kind, a small
 // realistic receipt, and a CliIO that records what a command prints.
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { CliIO } from '../../main/cli/cli-io.ts';
 import { ReceiptError, type ReceiptErrorCode } from '../../main/core/receipt/errors.ts';
 import type { Subject } from '../../main/core/receipt/in-toto.ts';
 import { hashSubject } from '../../main/core/receipt/subject-files.ts';
-import { freshTempDir } from '../helpers/paths.ts';
+import { tempDirTracker } from '../helpers/paths.ts';
 
-const made: string[] = [];
-
-export function tempDir(prefix: string): string {
-  const dir = freshTempDir(`receipt-${prefix}`);
-  made.push(dir);
-  return dir;
-}
-
-export function removeTempDirs(): void {
-  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
-}
+export const { tempDir, removeTempDirs } = tempDirTracker('receipt');
 
 export function ed25519Pair(): { privateKey: KeyObject; publicKey: KeyObject } {
   return generateKeyPairSync('ed25519');

@@ -1,22 +1,11 @@
 // Helpers for the session tests: a session with its work folder in a temp dir, and `call`,
 // which goes through dispatchCall exactly as both hosts do (schemas checked both ways).
-import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { InspectorCallError, type InspectorEvent, type InspectorMethod, type MethodRequest, type MethodResponse } from '../../preload/inspector-api.ts';
 import { dispatchCall, InspectorSession } from '../../main/session/inspector-session.ts';
-import { freshTempDir } from '../helpers/paths.ts';
+import { tempDirTracker } from '../helpers/paths.ts';
 
-const made: string[] = [];
-
-export function tempDir(label: string): string {
-  const dir = freshTempDir(`session-${label}`);
-  made.push(dir);
-  return dir;
-}
-
-export function removeTempDirs(): void {
-  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
-}
+export const { tempDir, removeTempDirs } = tempDirTracker('session');
 
 export interface TestSession {
   session: InspectorSession;
