@@ -239,3 +239,52 @@ ti_status st_read(const st_file *file, const st_tensor *tensor, void *dst, ti_er
                        (unsigned long long)(file->data_start + tensor->begin));
     return TI_OK;
 }
+
+static size_t expected_count(const st_expected *e) {
+    size_t n = 1;
+    for (uint32_t i = 0; i < e->rank; i++) n *= (size_t)e->shape[i];
+    return n;
+}
+
+ti_status st_load_f32_table(const char *path, const st_expected *items, size_t count, float **arena, ti_errbuf *err) {
+    st_file file;
+    ti_status status = st_open(&file, path, "weights file", err);
+    if (status != TI_OK) return status;
+    /* Check every tensor's presence, dtype and shape before allocating anything. */
+    size_t total = 0;
+    for (size_t i = 0; i < count && status == TI_OK; i++) {
+        const st_expected *e = &items[i];
+        const st_tensor *t = st_find(&file, e->name);
+        char want[96], got[128];
+        ti_format_shape(want, sizeof want, e->rank, e->shape);
+        if (t == NULL) {
+            status = ti_fail(err, TI_ERR_FORMAT, "weights file %s: missing tensor %s (expected F32 %s)", path,
+                             e->name, want);
+            break;
+        }
+        if (t->dtype != TI_F32) {
+            status = ti_fail(err, TI_ERR_FORMAT, "weights file %s: tensor %s has dtype %s, expected F32", path,
+                             e->name, ti_dtype_st_name(t->dtype));
+            break;
+        }
+        int same = t->rank == e->rank;
+        for (uint32_t k = 0; same && k < e->rank; k++) same = t->shape[k] == e->shape[k];
+        if (!same)
+            status = ti_fail(err, TI_ERR_FORMAT, "weights file %s: tensor %s has shape %s, expected %s", path,
+                             e->name, ti_format_shape(got, sizeof got, t->rank, t->shape), want);
+        total += expected_count(e);
+    }
+    if (status == TI_OK) {
+        *arena = malloc(total * sizeof(float));
+        if (*arena == NULL) status = ti_fail(err, TI_ERR_OUT_OF_MEMORY, "weights file %s: out of memory", path);
+    }
+    size_t offset = 0;
+    for (size_t i = 0; i < count && status == TI_OK; i++) {
+        const st_expected *e = &items[i];
+        *e->slot = *arena + offset;
+        status = st_read(&file, st_find(&file, e->name), *e->slot, err);
+        offset += expected_count(e);
+    }
+    st_close(&file);
+    return status;
+}

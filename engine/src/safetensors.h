@@ -48,6 +48,22 @@ const char *ti_dtype_st_name(uint32_t dtype);
 /* "f32", "i32", ... as the ABI's describe() spells them; "?" for an unknown dtype. */
 const char *ti_dtype_abi_name(uint32_t dtype);
 
+/* One tensor a weights table expects: its name, its F32 shape and where the loaded pointer goes. */
+typedef struct st_expected {
+    char name[64];
+    uint32_t rank;
+    int64_t shape[TI_MAX_RANK];
+    float **slot;
+} st_expected;
+
+/*
+ * Loads a weights table from path: checks every expected tensor's presence, dtype (F32) and shape
+ * before allocating anything (the first problem is named together with the file), then reads
+ * them, in table order, into one arena (*arena, released with free()) and points each slot into
+ * it. On failure *arena is NULL or must still be freed by the caller, like the slots it holds.
+ */
+ti_status st_load_f32_table(const char *path, const st_expected *items, size_t count, float **arena, ti_errbuf *err);
+
 /* "[2, 64]" into buf (for messages). */
 const char *ti_format_shape(char *buf, size_t capacity, uint32_t rank, const int64_t *shape);
 

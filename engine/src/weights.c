@@ -5,21 +5,13 @@
 #include "model.h"
 #include "safetensors.h"
 
-/* One expected tensor: its name, its shape and where the loaded pointer goes. */
-typedef struct expected_tensor {
-    char name[64];
-    uint32_t rank;
-    int64_t shape[2];
-    float **slot;
-} expected_tensor;
-
 typedef struct expected_list {
-    expected_tensor items[128];
+    st_expected items[128];
     size_t count;
 } expected_list;
 
 static void expect(expected_list *list, float **slot, int64_t d0, int64_t d1, const char *fmt, int index) {
-    expected_tensor *t = &list->items[list->count++];
+    st_expected *t = &list->items[list->count++];
     snprintf(t->name, sizeof t->name, fmt, index);
     t->rank = d1 > 0 ? 2 : 1;
     t->shape[0] = d0;
@@ -73,54 +65,13 @@ static void build_expected(expected_list *list, model_weights *w) {
     for (int i = 0; i < M_NCB; i++) expect(list, &w->depth_norms[i], M_DD, 0, "depth.norms.%d", i);
 }
 
-static size_t element_count(const expected_tensor *t) {
-    return (size_t)t->shape[0] * (size_t)(t->rank == 2 ? t->shape[1] : 1);
-}
-
 ti_status weights_load(model_weights *w, const char *path, ti_errbuf *err) {
     memset(w, 0, sizeof *w);
     expected_list *list = malloc(sizeof *list);
     if (list == NULL) return ti_fail(err, TI_ERR_OUT_OF_MEMORY, "weights file %s: out of memory", path);
     build_expected(list, w);
 
-    st_file file;
-    ti_status status = st_open(&file, path, "weights file", err);
-    if (status != TI_OK) {
-        free(list);
-        return status;
-    }
-    /* Check every tensor's presence, dtype and shape before allocating anything. */
-    size_t total = 0;
-    for (size_t i = 0; i < list->count && status == TI_OK; i++) {
-        const expected_tensor *e = &list->items[i];
-        const st_tensor *t = st_find(&file, e->name);
-        char want[64], got[128];
-        ti_format_shape(want, sizeof want, e->rank, e->shape);
-        if (t == NULL) {
-            status = ti_fail(err, TI_ERR_FORMAT, "weights file %s: missing tensor %s (expected F32 %s)", path,
-                             e->name, want);
-        } else if (t->dtype != TI_F32) {
-            status = ti_fail(err, TI_ERR_FORMAT, "weights file %s: tensor %s has dtype %s, expected F32", path,
-                             e->name, ti_dtype_st_name(t->dtype));
-        } else if (t->rank != e->rank || t->shape[0] != e->shape[0] ||
-                   (e->rank == 2 && t->shape[1] != e->shape[1])) {
-            status = ti_fail(err, TI_ERR_FORMAT, "weights file %s: tensor %s has shape %s, expected %s", path,
-                             e->name, ti_format_shape(got, sizeof got, t->rank, t->shape), want);
-        }
-        total += element_count(e);
-    }
-    if (status == TI_OK) {
-        w->arena = malloc(total * sizeof(float));
-        if (w->arena == NULL) status = ti_fail(err, TI_ERR_OUT_OF_MEMORY, "weights file %s: out of memory", path);
-    }
-    size_t offset = 0;
-    for (size_t i = 0; i < list->count && status == TI_OK; i++) {
-        const expected_tensor *e = &list->items[i];
-        *e->slot = w->arena + offset;
-        status = st_read(&file, st_find(&file, e->name), *e->slot, err);
-        offset += element_count(e);
-    }
-    st_close(&file);
+    ti_status status = st_load_f32_table(path, list->items, list->count, &w->arena, err);
     free(list);
     if (status == TI_OK) status = audio_weights_load(&w->audio, path, err); /* part 2 */
     if (status != TI_OK) weights_free(w);

@@ -4,7 +4,6 @@
  * allocated; a missing or misshapen tensor is named together with the file.
  */
 #include <stdarg.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,17 +12,9 @@
 #include "safetensors.h"
 
 #define AW_MAX_TENSORS 160
-#define AW_MAX_RANK 4
-
-typedef struct aw_tensor {
-    char name[64];
-    uint32_t rank;
-    int64_t shape[AW_MAX_RANK];
-    float **slot;
-} aw_tensor;
 
 typedef struct aw_list {
-    aw_tensor items[AW_MAX_TENSORS];
+    st_expected items[AW_MAX_TENSORS];
     size_t count;
     int overflow;
 } aw_list;
@@ -34,7 +25,7 @@ static void want(aw_list *list, float **slot, const char *name, uint32_t rank, .
         list->overflow = 1;
         return;
     }
-    aw_tensor *t = &list->items[list->count++];
+    st_expected *t = &list->items[list->count++];
     snprintf(t->name, sizeof t->name, "%s", name);
     t->rank = rank;
     t->slot = slot;
@@ -140,12 +131,6 @@ static void build(aw_list *list, audio_weights *w) {
     want(list, &w->detok_window, "detok.window", 1, A_ISTFT_N);
 }
 
-static size_t count_of(const aw_tensor *t) {
-    size_t n = 1;
-    for (uint32_t i = 0; i < t->rank; i++) n *= (size_t)t->shape[i];
-    return n;
-}
-
 ti_status audio_weights_load(audio_weights *w, const char *path, ti_errbuf *err) {
     memset(w, 0, sizeof *w);
     aw_list *list = malloc(sizeof *list);
@@ -156,47 +141,7 @@ ti_status audio_weights_load(audio_weights *w, const char *path, ti_errbuf *err)
         free(list);
         return ti_fail(err, TI_ERR_INTERNAL, "weights file %s: part-2 tensor table overflow", path);
     }
-    st_file file;
-    ti_status status = st_open(&file, path, "weights file", err);
-    if (status != TI_OK) {
-        free(list);
-        return status;
-    }
-    size_t total = 0;
-    for (size_t i = 0; i < list->count && status == TI_OK; i++) {
-        const aw_tensor *e = &list->items[i];
-        const st_tensor *t = st_find(&file, e->name);
-        char expected[96], got[128];
-        ti_format_shape(expected, sizeof expected, e->rank, e->shape);
-        if (t == NULL) {
-            status = ti_fail(err, TI_ERR_FORMAT, "weights file %s: missing tensor %s (expected F32 %s)", path, e->name,
-                             expected);
-            break;
-        }
-        if (t->dtype != TI_F32) {
-            status = ti_fail(err, TI_ERR_FORMAT, "weights file %s: tensor %s has dtype %s, expected F32", path,
-                             e->name, ti_dtype_st_name(t->dtype));
-            break;
-        }
-        bool same = t->rank == e->rank;
-        for (uint32_t k = 0; same && k < e->rank; k++) same = t->shape[k] == e->shape[k];
-        if (!same)
-            status = ti_fail(err, TI_ERR_FORMAT, "weights file %s: tensor %s has shape %s, expected %s", path, e->name,
-                             ti_format_shape(got, sizeof got, t->rank, t->shape), expected);
-        total += count_of(e);
-    }
-    if (status == TI_OK) {
-        w->arena = malloc(total * sizeof(float));
-        if (w->arena == NULL) status = ti_fail(err, TI_ERR_OUT_OF_MEMORY, "weights file %s: out of memory", path);
-    }
-    size_t offset = 0;
-    for (size_t i = 0; i < list->count && status == TI_OK; i++) {
-        const aw_tensor *e = &list->items[i];
-        *e->slot = w->arena + offset;
-        status = st_read(&file, st_find(&file, e->name), *e->slot, err);
-        offset += count_of(e);
-    }
-    st_close(&file);
+    ti_status status = st_load_f32_table(path, list->items, list->count, &w->arena, err);
     free(list);
     if (status != TI_OK) audio_weights_free(w);
     return status;

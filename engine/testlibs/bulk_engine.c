@@ -56,18 +56,7 @@ static const char DESCRIPTION[] =
 TI_API uint32_t ti_abi_version(void) { return TI_ABI_VERSION; }
 TI_API const char *ti_describe(void) { return DESCRIPTION; }
 
-TI_API const char *ti_status_string(ti_status status) {
-    switch (status) {
-    case TI_OK: return "TI_OK";
-    case TI_ERR_INVALID_ARGUMENT: return "TI_ERR_INVALID_ARGUMENT";
-    case TI_ERR_STATE: return "TI_ERR_STATE";
-    case TI_ERR_UNKNOWN_NAME: return "TI_ERR_UNKNOWN_NAME";
-    case TI_ERR_SHAPE: return "TI_ERR_SHAPE";
-    case TI_ERR_OUT_OF_MEMORY: return "TI_ERR_OUT_OF_MEMORY";
-    case TI_ERR_ABORTED: return "TI_ERR_ABORTED";
-    default: return "TI_ERR_INTERNAL";
-    }
-}
+#include "testlib_status.h"
 
 static ti_status bulk_fail(ti_session *s, ti_status status, const char *message) {
     snprintf(s->error, sizeof s->error, "%s", message);

@@ -89,21 +89,7 @@ TI_API uint32_t ti_abi_version(void) { return TOY_ABI_VERSION_VALUE; }
 
 TI_API const char *ti_describe(void) { return TOY_DESCRIBE_JSON; }
 
-TI_API const char *ti_status_string(ti_status status) {
-    switch (status) {
-    case TI_OK: return "TI_OK";
-    case TI_ERR_INVALID_ARGUMENT: return "TI_ERR_INVALID_ARGUMENT";
-    case TI_ERR_IO: return "TI_ERR_IO";
-    case TI_ERR_FORMAT: return "TI_ERR_FORMAT";
-    case TI_ERR_STATE: return "TI_ERR_STATE";
-    case TI_ERR_UNKNOWN_NAME: return "TI_ERR_UNKNOWN_NAME";
-    case TI_ERR_SHAPE: return "TI_ERR_SHAPE";
-    case TI_ERR_OUT_OF_MEMORY: return "TI_ERR_OUT_OF_MEMORY";
-    case TI_ERR_ABORTED: return "TI_ERR_ABORTED";
-    case TI_ERR_INTERNAL: return "TI_ERR_INTERNAL";
-    }
-    return "TI_ERR_UNKNOWN_STATUS";
-}
+#include "testlib_status.h"
 
 static ti_status toy_fail(ti_session *s, ti_status status, const char *message) {
     snprintf(s->error, sizeof s->error, "%s", message);
