@@ -1,7 +1,6 @@
 // `trace-inspector capture`: run an engine over a reference case, write the native bundle,
 // print the per-boundary table.
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { EngineLoadError } from '../../../engine/host/engine-errors.ts';
 import { BundleError } from '../../core/bundle/errors.ts';
@@ -12,6 +11,7 @@ import { formatCaptureTable } from '../../core/capture/capture-table.ts';
 import { compareLocalVsAccumulated, formatLocalVsAccumulated } from '../../core/capture/local-vs-accumulated.ts';
 import { embeddedDefaults } from '../../core/tool/tool-info.ts';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from '../cli-io.ts';
+import { engineOptionsArg, isolationArg, parseCommandArgs, timeoutArg } from '../command-args.ts';
 
 export const CAPTURE_USAGE = `usage: trace-inspector capture [--engine <lib>] [--bundle <reference bundle>] [--out <dir>]
                               [--weights <file>] [--isolation process|thread] [--timeout <seconds>]
@@ -30,45 +30,27 @@ const CaptureArgsSchema = z.object({
   bundle: z.string().min(1).optional(),
   out: z.string().min(1).optional(),
   weights: z.string().min(1).optional(),
-  isolation: z.enum(['process', 'thread'], { error: '--isolation: expected "process" or "thread"' }).default('process'),
-  timeout: z.coerce
-    .number({ error: '--timeout: expected a number of seconds' })
-    .positive({ error: '--timeout: expected a positive number of seconds' })
-    .default(60),
-  option: z
-    .array(z.string().regex(/^[^=\s]+=.*$/, { error: '--option: expected key=value' }))
-    .default([]),
+  isolation: isolationArg,
+  timeout: timeoutArg,
+  option: engineOptionsArg,
   'per-pass': z.boolean().default(false),
   'teacher-force': z.boolean().default(false),
   isolate: z.boolean().default(false),
 });
 
 function parseCaptureArgs(argv: readonly string[]): z.infer<typeof CaptureArgsSchema> {
-  let values: Record<string, unknown>;
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      options: {
-        engine: { type: 'string' },
-        bundle: { type: 'string' },
-        out: { type: 'string' },
-        weights: { type: 'string' },
-        isolation: { type: 'string' },
-        timeout: { type: 'string' },
-        option: { type: 'string', multiple: true },
-        'per-pass': { type: 'boolean' },
-        'teacher-force': { type: 'boolean' },
-        isolate: { type: 'boolean' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (error) {
-    throw new UsageError(`capture: ${(error as Error).message}`);
-  }
-  const parsed = CaptureArgsSchema.safeParse(values);
-  if (!parsed.success) throw new UsageError(`capture: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`);
-  return parsed.data;
+  return parseCommandArgs('capture', argv, {
+    engine: { type: 'string' },
+    bundle: { type: 'string' },
+    out: { type: 'string' },
+    weights: { type: 'string' },
+    isolation: { type: 'string' },
+    timeout: { type: 'string' },
+    option: { type: 'string', multiple: true },
+    'per-pass': { type: 'boolean' },
+    'teacher-force': { type: 'boolean' },
+    isolate: { type: 'boolean' },
+  }, CaptureArgsSchema);
 }
 
 function timestamp(): string {

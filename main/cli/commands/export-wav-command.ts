@@ -1,13 +1,13 @@
 // `trace-inspector export-wav`: the PCM stream of a bundle (the valid region of every pass's
 // detok.pcm, in pass order) as a 24 kHz mono 32-bit float WAV. Never overwrites a file.
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { openBundle } from '../../core/bundle/bundle-reader.ts';
 import { BundleError } from '../../core/bundle/errors.ts';
 import { DEFAULT_PCM_BOUNDARY, readPcmStream } from '../../core/audio/pcm-stream.ts';
 import { WavError, writeWavFile } from '../../core/audio/wav.ts';
 import { EXIT_OK, UsageError, type CliIO } from '../cli-io.ts';
+import { parseCommandArgs } from '../command-args.ts';
 
 export const EXPORT_WAV_USAGE = `usage: trace-inspector export-wav --bundle <dir> [--boundary detok.pcm] --out <file.wav>
 
@@ -26,20 +26,7 @@ const ExportWavArgsSchema = z.object({
 });
 
 function parseExportWavArgs(argv: readonly string[]): z.infer<typeof ExportWavArgsSchema> {
-  let values: Record<string, unknown>;
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      options: { bundle: { type: 'string' }, boundary: { type: 'string' }, out: { type: 'string' } },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (error) {
-    throw new UsageError(`export-wav: ${(error as Error).message}`);
-  }
-  const parsed = ExportWavArgsSchema.safeParse(values);
-  if (!parsed.success) throw new UsageError(`export-wav: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`);
-  return parsed.data;
+  return parseCommandArgs('export-wav', argv, { bundle: { type: 'string' }, boundary: { type: 'string' }, out: { type: 'string' } }, ExportWavArgsSchema);
 }
 
 export async function runExportWavCommand(argv: readonly string[], io: CliIO): Promise<number> {

@@ -6,7 +6,6 @@ import type { KeyObject } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import { appendFile, mkdir, open, readdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { GATE_RECEIPT_FILE_NAME, writeGateReceipt } from '../../core/gate/gate-receipt.ts';
 import { GateUsageError, runGate } from '../../core/gate/gate-run.ts';
@@ -23,6 +22,7 @@ import { formatJunit } from '../../core/report/junit-report.ts';
 import { serializeGateResult } from '../../core/report/json-report.ts';
 import { embeddedDefaults } from '../../core/tool/tool-info.ts';
 import { EXIT_FAILURE, UsageError, type CliIO } from '../cli-io.ts';
+import { engineOptionsArg, isolationArg, parseCommandArgs, timeoutArg } from '../command-args.ts';
 
 export const GATE_USAGE = `usage: trace-inspector --gate [--engine <lib>] [--bundle <reference bundle>]... [--oracle <dir>]
                             [--strict] [--receipt <file>] [--junit <file>] [--json <file>]
@@ -53,48 +53,31 @@ const GateArgsSchema = z.object({
   ledger: z.string().min(1, { error: '--ledger: expected a file' }).optional(),
   'teacher-force': z.boolean().default(false),
   isolate: z.boolean().default(false),
-  isolation: z.enum(['process', 'thread'], { error: '--isolation: expected "process" or "thread"' }).default('process'),
-  timeout: z.coerce
-    .number({ error: '--timeout: expected a number of seconds' })
-    .positive({ error: '--timeout: expected a positive number of seconds' })
-    .refine(Number.isFinite, { error: '--timeout: expected a finite number of seconds' })
-    .default(60),
-  option: z.array(z.string().regex(/^[^=\s]+=.*$/, { error: '--option: expected key=value' })).default([]),
+  isolation: isolationArg,
+  timeout: timeoutArg,
+  option: engineOptionsArg,
   work: z.string().min(1, { error: '--work: expected a folder' }).optional(),
 });
 type GateArgs = z.infer<typeof GateArgsSchema>;
 
 export function parseGateArgs(argv: readonly string[]): GateArgs {
-  let values: Record<string, unknown>;
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      options: {
-        engine: { type: 'string' },
-        bundle: { type: 'string', multiple: true },
-        oracle: { type: 'string' },
-        strict: { type: 'boolean' },
-        receipt: { type: 'string' },
-        junit: { type: 'string' },
-        json: { type: 'string' },
-        key: { type: 'string' },
-        ledger: { type: 'string' },
-        'teacher-force': { type: 'boolean' },
-        isolate: { type: 'boolean' },
-        isolation: { type: 'string' },
-        timeout: { type: 'string' },
-        option: { type: 'string', multiple: true },
-        work: { type: 'string' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (error) {
-    throw new UsageError(`--gate: ${(error as Error).message}`);
-  }
-  const parsed = GateArgsSchema.safeParse(values);
-  if (!parsed.success) throw new UsageError(`--gate: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`);
-  return parsed.data;
+  return parseCommandArgs('--gate', argv, {
+    engine: { type: 'string' },
+    bundle: { type: 'string', multiple: true },
+    oracle: { type: 'string' },
+    strict: { type: 'boolean' },
+    receipt: { type: 'string' },
+    junit: { type: 'string' },
+    json: { type: 'string' },
+    key: { type: 'string' },
+    ledger: { type: 'string' },
+    'teacher-force': { type: 'boolean' },
+    isolate: { type: 'boolean' },
+    isolation: { type: 'string' },
+    timeout: { type: 'string' },
+    option: { type: 'string', multiple: true },
+    work: { type: 'string' },
+  }, GateArgsSchema);
 }
 
 const hasManifest = (dir: string): boolean => existsSync(join(dir, 'manifest.json'));

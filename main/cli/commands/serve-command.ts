@@ -4,13 +4,13 @@
 // runs until SIGINT / SIGTERM.
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { packageRoot } from '../../core/tool/tool-info.ts';
 import { InspectorSession, dispatchCall } from '../../session/inspector-session.ts';
 import { startServeServer, type ServeServer } from '../../serve/serve-server.ts';
 import type { DispatchOutcome } from '../../serve/api-socket.ts';
 import { EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from '../cli-io.ts';
+import { parseCommandArgs } from '../command-args.ts';
 
 export const SERVE_USAGE = `usage: trace-inspector serve [--port <n>] [--engine <lib>] [--bundle <reference bundle>] [--work <dir>]
 
@@ -35,20 +35,7 @@ const ServeArgsSchema = z.object({
 type ServeArgs = z.infer<typeof ServeArgsSchema>;
 
 function parseServeArgs(argv: readonly string[]): ServeArgs {
-  let values: Record<string, unknown>;
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      options: { port: { type: 'string' }, engine: { type: 'string' }, bundle: { type: 'string' }, work: { type: 'string' } },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (error) {
-    throw new UsageError(`serve: ${(error as Error).message}`);
-  }
-  const parsed = ServeArgsSchema.safeParse(values);
-  if (!parsed.success) throw new UsageError(`serve: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`);
-  return parsed.data;
+  return parseCommandArgs('serve', argv, { port: { type: 'string' }, engine: { type: 'string' }, bundle: { type: 'string' }, work: { type: 'string' } }, ServeArgsSchema);
 }
 
 export interface ServeCommandHooks {
