@@ -12,6 +12,7 @@
 // it (audio_frame marks every detokenizer boundary), and the reference is what the audio
 // service reads, also for opened runs without an engine.
 import type { TraceBundle } from '../bundle/bundle-reader.ts';
+import { audioBoundsOf } from '../bundle/manifest-schema.ts';
 
 /** Why `boundary` cannot be read as PCM from `reference`, or null when it can. */
 export function pcmShapeProblem(reference: TraceBundle, boundary: string): string | null {
@@ -39,8 +40,7 @@ export function pcmStreams(reference: TraceBundle): ReadonlySet<string> {
   const marked = new Set<string>();
   for (const pass of reference.passes) {
     for (const entry of pass.boundaries) {
-      const audioBounds = entry.contract !== null && entry.contract.kind === 'faithful' && entry.contract.audio !== undefined;
-      if (audioBounds || entry.name.endsWith('.pcm') || (entry.valid !== null && entry.valid.axis === 0)) marked.add(entry.name);
+      if (audioBoundsOf(entry.contract) !== null || entry.name.endsWith('.pcm') || (entry.valid !== null && entry.valid.axis === 0)) marked.add(entry.name);
     }
   }
   const streams = new Set([...marked].filter((name) => pcmShapeProblem(reference, name) === null));

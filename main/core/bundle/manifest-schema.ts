@@ -469,17 +469,21 @@ function checkBoundaryTensor(boundary: BoundaryEntry, at: readonly PropertyKey[]
   }
 }
 
+/** The audio bounds of a contract (only a faithful contract has them), or null. */
+export function audioBoundsOf(contract: Contract | null | undefined): AudioBounds | null {
+  return contract != null && contract.kind === 'faithful' && contract.audio !== undefined ? contract.audio : null;
+}
+
 /** Audio bounds need PCM (one-dimensional F32, valid samples a prefix) and must bound something. */
 function checkAudioBounds(boundary: BoundaryEntry, at: readonly PropertyKey[], out: IssueList): void {
-  const contract = boundary.contract;
-  if (contract === null || contract.kind !== 'faithful' || contract.audio === undefined) return;
+  const audio = audioBoundsOf(boundary.contract);
+  if (audio === null) return;
   const field = [...at, 'contract', 'audio'];
   if (boundary.dtype !== 'F32' || boundary.shape.length !== 1) {
     out.add('E_CONTRACT', field, `audio bounds need a one-dimensional F32 PCM boundary; "${boundary.name}" is ${boundary.dtype} [${boundary.shape.join(', ')}]`);
   } else if (boundary.valid !== null && boundary.valid.axis !== 0) {
     out.add('E_CONTRACT', field, `audio bounds need the valid samples on axis 0; "${boundary.name}" declares axis ${boundary.valid.axis}`);
   }
-  const audio = contract.audio;
   if (AUDIO_BOUND_NAMES.every((name) => audio[name] === null)) {
     out.add('E_CONTRACT', field, `bounds nothing: set at least one of ${AUDIO_BOUND_NAMES.join(', ')}, or leave "audio" out`);
   }

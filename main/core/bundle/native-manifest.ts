@@ -1,6 +1,7 @@
 // Assembles and writes the manifest.json of a native bundle, shared by a capture that finishes
 // normally and by the recovery of one whose process died.
 import { closeSync, openSync } from 'node:fs';
+import { rename, rm, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { JournalBoundary, JournalHeader } from './capture-journal.ts';
@@ -73,5 +74,23 @@ export function writeManifestFile(dir: string, manifest: BundleManifest): string
     closeSync(fd);
   }
   publishWithoutOverwrite(temp, path);
+  return path;
+}
+
+/**
+ * Validates an edited manifest like writeManifestFile, then replaces `<dir>/manifest.json` with
+ * it atomically (a temporary file renamed over it), for edits of a finished bundle.
+ */
+export async function replaceManifestFile(dir: string, manifest: BundleManifest): Promise<string> {
+  const path = join(dir, MANIFEST_FILE_NAME);
+  parseManifest(JSON.parse(JSON.stringify(manifest)), path);
+  const temp = join(dir, `.${MANIFEST_FILE_NAME}.edit-${process.pid}-${randomBytes(4).toString('hex')}`);
+  try {
+    await writeFile(temp, `${JSON.stringify(manifest, null, 2)}\n`, { flag: 'wx' });
+    await rename(temp, path);
+  } catch (error) {
+    await rm(temp, { force: true });
+    throw error;
+  }
   return path;
 }

@@ -3,12 +3,12 @@
 // boundary). The engine records its own computed value at an injected boundary and continues
 // with the injected one (engine/include/trace_abi.h, ti_inject), so the native records stay
 // observations of the engine while what flows downstream is the reference's.
-import { rename, readFile, writeFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import type { EngineDescription } from '../../../engine/host/engine-description.ts';
 import type { TensorData, TraceBundle } from '../bundle/bundle-reader.ts';
 import { MANIFEST_FILE_NAME, parseManifest, type BundleManifest } from '../bundle/manifest-schema.ts';
+import { replaceManifestFile } from '../bundle/native-manifest.ts';
 
 export type InjectionPurpose = 'teacher_forcing' | 'layer_isolation' | 'rounding_decisions';
 
@@ -65,13 +65,5 @@ export async function addRuntimeProvenance(bundleDir: string, extra: Readonly<Re
     ...manifest,
     provenance: { ...manifest.provenance, runtime: { ...manifest.provenance.runtime, ...extra } },
   };
-  parseManifest(JSON.parse(JSON.stringify(updated)), path);
-  const temp = join(bundleDir, `.${MANIFEST_FILE_NAME}.provenance-${process.pid}-${randomBytes(4).toString('hex')}`);
-  try {
-    await writeFile(temp, `${JSON.stringify(updated, null, 2)}\n`, { flag: 'wx' });
-    await rename(temp, path);
-  } catch (error) {
-    await rm(temp, { force: true });
-    throw error;
-  }
+  await replaceManifestFile(bundleDir, updated);
 }

@@ -15,7 +15,8 @@ import { describeViolation, judgeAudio, measureAudio, type AudioBoundValues } fr
 import { readPcmFrame } from '../audio/pcm-stream.ts';
 import type { TraceBundle } from '../bundle/bundle-reader.ts';
 import { BundleError } from '../bundle/errors.ts';
-import { AUDIO_BOUND_NAMES, type AudioBounds } from '../bundle/manifest-schema.ts';
+import { AUDIO_BOUND_NAMES, audioBoundsOf, type AudioBounds } from '../bundle/manifest-schema.ts';
+import { pcmRecordLength } from '../compare/compare-audio.ts';
 import type { AudioStreamJudgement, BoundaryVerdict, VerdictCounts } from './gate-types.ts';
 
 /** "0-11, 18-20": consecutive pass indices as ranges. */
@@ -63,14 +64,12 @@ function streamParts(reference: TraceBundle, native: TraceBundle, verdicts: read
   const parts: StreamPart[] = [];
   for (const pass of reference.passes) {
     const entry = pass.boundaries.find((boundary) => boundary.name === name);
-    const contract = entry?.contract;
-    if (entry === undefined || contract == null || contract.kind !== 'faithful' || contract.audio === undefined) continue;
+    const bounds = audioBoundsOf(entry?.contract);
+    if (entry === undefined || bounds === null) continue;
     const row = verdicts.find((verdict) => verdict.pass === pass.index && verdict.boundary === name);
     if (row === undefined || !row.inNative || row.reference === null || row.verdict === 'KNOWN_GAP' || row.kind === 'unreadable') continue;
-    const nativeEntry = native.boundary(pass.index, name);
-    const extent = entry.shape[0] as number;
-    if (nativeEntry === undefined || nativeEntry.dtype !== 'F32' || nativeEntry.shape.length !== 1 || nativeEntry.shape[0] !== extent) continue;
-    parts.push({ pass: pass.index, length: Math.min(entry.valid?.length ?? extent, extent), bounds: contract.audio });
+    const length = pcmRecordLength(native.boundary(pass.index, name), entry);
+    if (length !== null) parts.push({ pass: pass.index, length, bounds });
   }
   return parts;
 }
@@ -89,7 +88,7 @@ async function concatenate(bundle: TraceBundle, name: string, parts: readonly St
 export async function judgeAudioStreams(reference: TraceBundle, native: TraceBundle, verdicts: readonly BoundaryVerdict[]): Promise<AudioStreamJudgement[]> {
   const names = new Set<string>();
   for (const pass of reference.passes) {
-    for (const entry of pass.boundaries) if (entry.contract?.kind === 'faithful' && entry.contract.audio !== undefined) names.add(entry.name);
+    for (const entry of pass.boundaries) if (audioBoundsOf(entry.contract) !== null) names.add(entry.name);
   }
   const judgements: AudioStreamJudgement[] = [];
   for (const name of names) {
@@ -107,17 +106,7 @@ export async function judgeAudioStreams(reference: TraceBundle, native: TraceBun
     if (referenceSamples.length === 0) continue;
     const passes = parts.map((part) => part.pass);
     const judged = judgeAudio(referenceSamples.length, measureAudio(nativeSamples, referenceSamples), loosestBounds(parts.map((part) => part.bounds)));
-    judgements.push({
-      boundary: name,
-      passes,
-      passRange: passRanges(passes),
-      samples: judged.samples,
-      metrics: judged.metrics,
-      bounds: judged.bounds,
-      violations: judged.violations,
-      passed: judged.passed,
-      verdictPass: passes[passes.length - 1] as number,
-    });
+    judgements.push({ boundary: name, passes, passRange: passRanges(passes), ...judged, verdictPass: passes[passes.length - 1] as number });
   }
   return judgements;
 }

@@ -6,12 +6,12 @@
 //   round_bf16     an f32 record rounded to bf16 (nearest even) and widened back           -> value
 //   flip_bit       one bit of one element flipped                                          -> value
 //   swap_token     a token id replaced by another id                                       -> value (or tie order)
-import { cp, open, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
-import { randomBytes } from 'node:crypto';
+import { cp, open, readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { sha256Bytes, sha256File } from '../bundle/digest.ts';
 import { DTYPE_SIZE, isFloatDType, type DType } from '../bundle/dtype.ts';
 import { MANIFEST_FILE_NAME, parseManifest, type BundleManifest } from '../bundle/manifest-schema.ts';
+import { replaceManifestFile } from '../bundle/native-manifest.ts';
 import { resolveInsideBundle } from '../bundle/path-confinement.ts';
 import { SafetensorsFile } from '../bundle/safetensors-reader.ts';
 import type { FailureKind } from './gate-types.ts';
@@ -190,14 +190,6 @@ export async function applyRecordPerturbation(bundleDir: string, spec: RecordPer
   const fileEntry = manifest.files.find((file) => file.path === pass.file);
   if (fileEntry === undefined) throw new RecordPerturbationError(`${manifestPath}: ${pass.file} is not listed in files[]`);
   fileEntry.sha256 = (await sha256File(filePath)).sha256;
-  parseManifest(JSON.parse(JSON.stringify(manifest)), manifestPath);
-  const temp = join(bundleDir, `.${MANIFEST_FILE_NAME}.perturbed-${randomBytes(4).toString('hex')}`);
-  try {
-    await writeFile(temp, `${JSON.stringify(manifest, null, 2)}\n`, { flag: 'wx' });
-    await rename(temp, manifestPath);
-  } catch (error) {
-    await rm(temp, { force: true });
-    throw error;
-  }
+  await replaceManifestFile(bundleDir, manifest);
   return { ...spec, detail, changedElements };
 }

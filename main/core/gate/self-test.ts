@@ -16,11 +16,11 @@ import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { EngineLoadError } from '../../../engine/host/engine-errors.ts';
 import { EngineHost, type Isolation } from '../../../engine/host/engine-host.ts';
 import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIO } from '../../cli/cli-io.ts';
+import { isolationArg, parseCommandArgs, timeoutArg } from '../../cli/command-args.ts';
 import { openBundle, type TraceBundle } from '../bundle/bundle-reader.ts';
 import { compareBoundary } from '../compare/compare-boundary.ts';
 import { embeddedDefaults } from '../tool/tool-info.ts';
@@ -676,35 +676,18 @@ passes). See docs/self-test.md.
 const SelfTestArgsSchema = z.object({
   engine: z.string().min(1, { error: '--engine: expected a library path' }).optional(),
   work: z.string().min(1, { error: '--work: expected a folder' }).optional(),
-  isolation: z.enum(['process', 'thread'], { error: '--isolation: expected "process" or "thread"' }).default('process'),
-  timeout: z.coerce
-    .number({ error: '--timeout: expected a number of seconds' })
-    .positive({ error: '--timeout: expected a positive number of seconds' })
-    .refine(Number.isFinite, { error: '--timeout: expected a finite number of seconds' })
-    .default(60),
+  isolation: isolationArg,
+  timeout: timeoutArg,
 });
 
 function parseSelfTestArgs(argv: readonly string[]): z.infer<typeof SelfTestArgsSchema> {
-  let values: Record<string, unknown>;
-  try {
-    ({ values } = parseArgs({
-      // `--gate --self-test` may hand its whole argv over: those two flags are the command itself.
-      args: argv.filter((arg) => arg !== '--gate' && arg !== '--self-test'),
-      options: {
-        engine: { type: 'string' },
-        work: { type: 'string' },
-        isolation: { type: 'string' },
-        timeout: { type: 'string' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (error) {
-    throw new UsageError(`--self-test: ${(error as Error).message} (the self-test takes --engine, --work, --isolation and --timeout)`);
-  }
-  const parsed = SelfTestArgsSchema.safeParse(values);
-  if (!parsed.success) throw new UsageError(`--self-test: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`);
-  return parsed.data;
+  // `--gate --self-test` may hand its whole argv over: those two flags are the command itself.
+  return parseCommandArgs('--self-test', argv.filter((arg) => arg !== '--gate' && arg !== '--self-test'), {
+    engine: { type: 'string' },
+    work: { type: 'string' },
+    isolation: { type: 'string' },
+    timeout: { type: 'string' },
+  }, SelfTestArgsSchema, ' (the self-test takes --engine, --work, --isolation and --timeout)');
 }
 
 /**
