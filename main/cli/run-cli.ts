@@ -33,38 +33,48 @@ const COMMAND_USAGE: Readonly<Record<string, string>> = {
   serve: SERVE_USAGE,
 };
 
+type CommandRunner = (rest: readonly string[], io: CliIO, commandLine: string) => Promise<number>;
+
+function printVersion(_rest: readonly string[], io: CliIO): Promise<number> {
+  const tool = toolInfo();
+  io.stdout(`trace-inspector ${tool.version} (${tool.commit}${tool.dirty ? ', modified' : ''})\n`);
+  return Promise.resolve(EXIT_OK);
+}
+
+function printHelp(rest: readonly string[], io: CliIO): Promise<number> {
+  io.stdout((rest[0] !== undefined ? COMMAND_USAGE[rest[0]] : undefined) ?? USAGE);
+  return Promise.resolve(EXIT_OK);
+}
+
+/** Every first argument the tool answers to; the Electron main process runs these without a window. */
+const COMMANDS: Readonly<Record<string, CommandRunner>> = {
+  capture: runCaptureCommand,
+  '--gate': runGateCommand,
+  gate: runGateCommand,
+  verify: (rest, io) => runVerifyCommand(rest, io),
+  keygen: (rest, io) => runKeygenCommand(rest, io),
+  'export-wav': (rest, io) => runExportWavCommand(rest, io),
+  serve: (rest, io) => runServeCommand(rest, io),
+  '--version': printVersion,
+  help: printHelp,
+  '--help': printHelp,
+  '-h': printHelp,
+};
+
+/** First arguments that make `electron .` run a CLI command instead of opening a window. */
+export const HEADLESS_COMMANDS: ReadonlySet<string> = new Set(Object.keys(COMMANDS));
+
 export async function runCli(argv: readonly string[], io: CliIO): Promise<number> {
   const [command, ...rest] = argv;
   const commandLine = ['trace-inspector', ...argv].join(' ');
   try {
-    switch (command) {
-      case 'capture':
-        return await runCaptureCommand(rest, io, commandLine);
-      case '--gate':
-      case 'gate':
-        return await runGateCommand(rest, io, commandLine);
-      case 'verify':
-        return await runVerifyCommand(rest, io);
-      case 'keygen':
-        return await runKeygenCommand(rest, io);
-      case 'export-wav':
-        return await runExportWavCommand(rest, io);
-      case 'serve':
-        return await runServeCommand(rest, io);
-      case '--version': {
-        const tool = toolInfo();
-        io.stdout(`trace-inspector ${tool.version} (${tool.commit}${tool.dirty ? ', modified' : ''})\n`);
-        return EXIT_OK;
-      }
-      case undefined:
-      case 'help':
-      case '--help':
-      case '-h':
-        io.stdout((rest[0] !== undefined ? COMMAND_USAGE[rest[0]] : undefined) ?? USAGE);
-        return command === undefined ? EXIT_USAGE : EXIT_OK;
-      default:
-        throw new UsageError(`unknown command "${command}"; see trace-inspector help`);
+    if (command === undefined) {
+      io.stdout(USAGE);
+      return EXIT_USAGE;
     }
+    const run = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+    if (run === undefined) throw new UsageError(`unknown command "${command}"; see trace-inspector help`);
+    return await run(rest, io, commandLine);
   } catch (error) {
     if (error instanceof UsageError) {
       io.stderr(`trace-inspector: ${error.message}\n`);

@@ -21,18 +21,3 @@ export const IpcOutcomeSchema = z.union([
   z.strictObject({ ok: z.literal(false), error: CallErrorSchema }),
 ]);
 export type IpcOutcome = z.infer<typeof IpcOutcomeSchema>;
-
-/** First arguments that make `electron .` run a CLI command instead of opening a window. */
-export const HEADLESS_COMMANDS: ReadonlySet<string> = new Set([
-  'capture',
-  '--gate',
-  'gate',
-  'verify',
-  'keygen',
-  'export-wav',
-  'serve',
-  'help',
-  '--help',
-  '-h',
-  '--version',
-]);

@@ -6,12 +6,11 @@
 import { join } from 'node:path';
 import { app, BrowserWindow } from 'electron';
 import { processIO } from '../cli/cli-io.ts';
-import { runCli } from '../cli/run-cli.ts';
+import { HEADLESS_COMMANDS, runCli } from '../cli/run-cli.ts';
 import { InspectorSession, dispatchCall } from '../session/inspector-session.ts';
 import { INSPECTOR_METHODS, type InspectorEvent } from '../../preload/inspector-api.ts';
 import { installAppMenu, type RecentItems } from './app-menu.ts';
 import { connectWindow, type Dispatch } from './ipc-bridge.ts';
-import { HEADLESS_COMMANDS } from './ipc-channels.ts';
 import { createMainWindow } from './main-window.ts';
 import { applyAppSecurity } from './window-security.ts';
 

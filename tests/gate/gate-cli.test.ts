@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HEADLESS_COMMANDS } from '../../main/electron/ipc-channels.ts';
+import { HEADLESS_COMMANDS } from '../../main/cli/run-cli.ts';
 import type { GateResult } from '../../main/core/gate/gate-types.ts';
 import { verifyReceipt } from '../../main/core/receipt/receipt.ts';
 import { requireBuiltHost } from '../engine-host/engine-host-fixtures.ts';
