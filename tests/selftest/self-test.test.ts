@@ -11,10 +11,10 @@ import {
   RECORD_PERTURBATIONS,
   formatSelfTestReport,
   runSelfTest,
-  runSelfTestCommand,
   type SelfTestCheck,
   type SelfTestResult,
 } from '../../main/core/gate/self-test.ts';
+import { runSelfTestCommand } from '../../main/cli/commands/self-test-command.ts';
 import { BUNDLES_DIR, REFERENCE_ENGINE, freshTempDir } from '../helpers/paths.ts';
 
 const root = freshTempDir('self-test');

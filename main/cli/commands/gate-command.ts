@@ -9,7 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { GATE_RECEIPT_FILE_NAME, writeGateReceipt } from '../../core/gate/gate-receipt.ts';
 import { GateUsageError, runGate } from '../../core/gate/gate-run.ts';
-import { runSelfTestCommand } from '../../core/gate/self-test.ts';
+import { runSelfTestCommand } from './self-test-command.ts';
 import type { GateCase, GateOptions, GateProgress, GateResult } from '../../core/gate/gate-types.ts';
 import { ReceiptError } from '../../core/receipt/errors.ts';
 import { defaultUserKey, loadPrivateKey, privateKeyModeWarning } from '../../core/receipt/keys.ts';

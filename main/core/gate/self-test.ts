@@ -12,15 +12,11 @@
 // expectation, or an expectation naming an option the engine does not list, fails it too: a
 // perturbation nobody checks proves nothing.
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
-import { availableParallelism, tmpdir } from 'node:os';
+import { mkdir, readdir } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { z } from 'zod';
-import { EngineLoadError } from '../../../engine/host/engine-errors.ts';
 import { EngineHost, type Isolation } from '../../../engine/host/engine-host.ts';
-import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIO } from '../../cli/cli-io.ts';
-import { isolationArg, parseCommandArgs, timeoutArg } from '../../cli/command-args.ts';
 import { openBundle, type TraceBundle } from '../bundle/bundle-reader.ts';
 import { compareBoundary } from '../compare/compare-boundary.ts';
 import { embeddedDefaults } from '../tool/tool-info.ts';
@@ -623,7 +619,8 @@ export async function runSelfTest(options: SelfTestOptions): Promise<SelfTestRes
 
 // ---- the report ------------------------------------------------------------------------------
 
-function seconds(ms: number): string {
+/** A duration as the self-test's report prints it. */
+export function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;
 }
 
@@ -658,67 +655,4 @@ export function formatSelfTestReport(result: SelfTestResult): string {
     '',
     `SELF-TEST: ${result.passed ? 'PASSED' : 'FAILED'} (${result.checks.length - failed.length}/${result.checks.length} checks, ${seconds(result.durationMs)})`,
   ].join('\n');
-}
-
-// ---- the command -----------------------------------------------------------------------------
-
-export const SELF_TEST_USAGE = `usage: trace-inspector --gate --self-test [--engine <lib>] [--work <dir>]
-                                        [--isolation process|thread] [--timeout <seconds>]
-
-Runs the gate with the reference engine once clean over every committed case (must pass) and
-once per deliberate perturbation the engine lists (each must fail exactly where it first shows),
-then perturbs single records of copies of the clean native bundles (each must be flagged exactly
-there, with the right kind). Exits 0 only when every check holds, 1 otherwise, 2 on bad usage.
---work keeps every run's bundles (default: a temporary folder, removed when the self-test
-passes). See docs/self-test.md.
-`;
-
-const SelfTestArgsSchema = z.object({
-  engine: z.string().min(1, { error: '--engine: expected a library path' }).optional(),
-  work: z.string().min(1, { error: '--work: expected a folder' }).optional(),
-  isolation: isolationArg,
-  timeout: timeoutArg,
-});
-
-function parseSelfTestArgs(argv: readonly string[]): z.infer<typeof SelfTestArgsSchema> {
-  // `--gate --self-test` may hand its whole argv over: those two flags are the command itself.
-  return parseCommandArgs('--self-test', argv.filter((arg) => arg !== '--gate' && arg !== '--self-test'), {
-    engine: { type: 'string' },
-    work: { type: 'string' },
-    isolation: { type: 'string' },
-    timeout: { type: 'string' },
-  }, SelfTestArgsSchema, ' (the self-test takes --engine, --work, --isolation and --timeout)');
-}
-
-/**
- * `trace-inspector --gate --self-test`: prints one line per check as it completes (stderr), the
- * table and `SELF-TEST: PASSED | FAILED` (stdout, last). Returns 0 when the self-test passes, 1
- * when it fails; throws UsageError (exit 2) for bad flags or an unusable engine / work folder.
- */
-export async function runSelfTestCommand(argv: readonly string[], io: CliIO): Promise<number> {
-  const args = parseSelfTestArgs(argv);
-  const library = resolve(io.cwd, args.engine ?? embeddedDefaults().engineLibrary);
-  const keep = args.work !== undefined;
-  const workDir = keep ? resolve(io.cwd, args.work as string) : await mkdtemp(join(tmpdir(), 'ti-self-test-'));
-  let result: SelfTestResult;
-  try {
-    result = await runSelfTest({
-      library,
-      workDir,
-      isolation: args.isolation,
-      passTimeoutMs: args.timeout * 1000,
-      progress: (event) => {
-        if (event.kind === 'start') io.stderr(`self-test: ${event.checks} checks, work folder ${workDir}\n`);
-        else io.stderr(`self-test: [${event.done}/${event.total}] ${event.check.passed ? 'ok    ' : 'FAILED'} ${event.check.name} (${seconds(event.check.durationMs)})\n`);
-      },
-    });
-  } catch (error) {
-    if (!keep) await rm(workDir, { recursive: true, force: true });
-    if (error instanceof SelfTestUsageError || error instanceof EngineLoadError) throw new UsageError(`--self-test: ${error.message}`);
-    throw error;
-  }
-  io.stdout(`${formatSelfTestReport(result)}\n`);
-  if (result.passed && !keep) await rm(workDir, { recursive: true, force: true });
-  else io.stdout(`evidence kept in ${workDir}\n`);
-  return result.passed ? EXIT_OK : EXIT_FAILURE;
 }

@@ -1,0 +1,72 @@
+// `trace-inspector --gate --self-test`: the command-line face of the perturbation self-test
+// (main/core/gate/self-test.ts): flags, progress lines, the report and the exit code.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+import { EngineLoadError } from '../../../engine/host/engine-errors.ts';
+import { formatSelfTestReport, runSelfTest, seconds, SelfTestUsageError, type SelfTestResult } from '../../core/gate/self-test.ts';
+import { embeddedDefaults } from '../../core/tool/tool-info.ts';
+import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIO } from '../cli-io.ts';
+import { isolationArg, parseCommandArgs, timeoutArg } from '../command-args.ts';
+
+export const SELF_TEST_USAGE = `usage: trace-inspector --gate --self-test [--engine <lib>] [--work <dir>]
+                                        [--isolation process|thread] [--timeout <seconds>]
+
+Runs the gate with the reference engine once clean over every committed case (must pass) and
+once per deliberate perturbation the engine lists (each must fail exactly where it first shows),
+then perturbs single records of copies of the clean native bundles (each must be flagged exactly
+there, with the right kind). Exits 0 only when every check holds, 1 otherwise, 2 on bad usage.
+--work keeps every run's bundles (default: a temporary folder, removed when the self-test
+passes). See docs/self-test.md.
+`;
+
+const SelfTestArgsSchema = z.object({
+  engine: z.string().min(1, { error: '--engine: expected a library path' }).optional(),
+  work: z.string().min(1, { error: '--work: expected a folder' }).optional(),
+  isolation: isolationArg,
+  timeout: timeoutArg,
+});
+
+function parseSelfTestArgs(argv: readonly string[]): z.infer<typeof SelfTestArgsSchema> {
+  // `--gate --self-test` may hand its whole argv over: those two flags are the command itself.
+  return parseCommandArgs('--self-test', argv.filter((arg) => arg !== '--gate' && arg !== '--self-test'), {
+    engine: { type: 'string' },
+    work: { type: 'string' },
+    isolation: { type: 'string' },
+    timeout: { type: 'string' },
+  }, SelfTestArgsSchema, ' (the self-test takes --engine, --work, --isolation and --timeout)');
+}
+
+/**
+ * `trace-inspector --gate --self-test`: prints one line per check as it completes (stderr), the
+ * table and `SELF-TEST: PASSED | FAILED` (stdout, last). Returns 0 when the self-test passes, 1
+ * when it fails; throws UsageError (exit 2) for bad flags or an unusable engine / work folder.
+ */
+export async function runSelfTestCommand(argv: readonly string[], io: CliIO): Promise<number> {
+  const args = parseSelfTestArgs(argv);
+  const library = resolve(io.cwd, args.engine ?? embeddedDefaults().engineLibrary);
+  const keep = args.work !== undefined;
+  const workDir = keep ? resolve(io.cwd, args.work as string) : await mkdtemp(join(tmpdir(), 'ti-self-test-'));
+  let result: SelfTestResult;
+  try {
+    result = await runSelfTest({
+      library,
+      workDir,
+      isolation: args.isolation,
+      passTimeoutMs: args.timeout * 1000,
+      progress: (event) => {
+        if (event.kind === 'start') io.stderr(`self-test: ${event.checks} checks, work folder ${workDir}\n`);
+        else io.stderr(`self-test: [${event.done}/${event.total}] ${event.check.passed ? 'ok    ' : 'FAILED'} ${event.check.name} (${seconds(event.check.durationMs)})\n`);
+      },
+    });
+  } catch (error) {
+    if (!keep) await rm(workDir, { recursive: true, force: true });
+    if (error instanceof SelfTestUsageError || error instanceof EngineLoadError) throw new UsageError(`--self-test: ${error.message}`);
+    throw error;
+  }
+  io.stdout(`${formatSelfTestReport(result)}\n`);
+  if (result.passed && !keep) await rm(workDir, { recursive: true, force: true });
+  else io.stdout(`evidence kept in ${workDir}\n`);
+  return result.passed ? EXIT_OK : EXIT_FAILURE;
+}
