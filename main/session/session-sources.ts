@@ -7,7 +7,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import type { EngineDescription } from '../../engine/host/engine-description.ts';
 import { EngineHost } from '../../engine/host/engine-host.ts';
 import type { BundleInfo, EngineInfo } from '../../preload/inspector-api.ts';
-import { openBundle, type TraceBundle } from '../core/bundle/bundle-reader.ts';
+import { openBundle, requireReferenceKind, type TraceBundle } from '../core/bundle/bundle-reader.ts';
 import { BundleError } from '../core/bundle/errors.ts';
 import { MANIFEST_FILE_NAME } from '../core/bundle/manifest-schema.ts';
 import type { LedgerEntry } from '../core/gate/gate-types.ts';
@@ -80,7 +80,8 @@ function wrongKind(bundle: TraceBundle, expected: string, hint: string): BundleE
 }
 
 /**
- * Opens a reference bundle — `dir` itself, or a case folder holding reference/ — with its fp64
+ * Opens a reference bundle (every file and tensor digest verified, its padding checked, before
+ * anything else in the session changes) — `dir` itself, or a case folder holding reference/ — with its fp64
  * oracle when the case has one (<case>/oracle-f64) and the case's known-gap ledger (the
  * manifest's known_gaps and a known-gaps.json beside the bundle, as the gate reads them).
  */
@@ -92,9 +93,8 @@ export async function openReference(dir: string): Promise<OpenedReference> {
   const bundle = await openBundle(referenceDir);
   let oracle: TraceBundle | null = null;
   try {
-    if (bundle.manifest.kind !== 'reference') {
-      throw wrongKind(bundle, 'reference', bundle.manifest.kind === 'native' ? 'a captured run is opened with Open run, against a reference' : 'open the reference bundle of the case');
-    }
+    // A native bundle holds no contracts (Open run takes it, against a reference).
+    requireReferenceKind(bundle);
     const candidate = join(dirname(referenceDir), ORACLE_FOLDER);
     const oracleDir = basename(referenceDir) !== ORACLE_FOLDER && existsSync(join(candidate, MANIFEST_FILE_NAME)) ? candidate : null;
     if (oracleDir !== null) {

@@ -195,15 +195,35 @@ describe('openBundle rejects data files that disagree with the manifest', () => 
     await expectBundleError(openBundle(dir), 'E_FILE_SIZE', path, 'files[2].bytes');
   });
 
-  it('per-tensor digest mismatch: readBoundary throws E_DIGEST naming the file and the tensor', async () => {
+  it('per-tensor digest mismatch: openBundle throws E_DIGEST naming the file and the tensor, before any read', async () => {
+    const { dir, records } = writeSmallBundle('bad-tensor-digest-open');
+    const path = join(dir, 'pass-000.safetensors');
+    const content = readFileSync(path);
+    // Flip the last byte (in the data of the pass's last tensor) and re-list the whole-file
+    // digest, so the file check passes and only the tensor digest can catch it.
+    content[content.length - 1] = (content[content.length - 1] as number) ^ 0x80;
+    replaceDataFile(dir, 'pass-000.safetensors', content);
+    const last = (records[0]?.length ?? 0) - 1;
+    const error = await expectBundleError(openBundle(dir), 'E_DIGEST', path, `passes[0].boundaries[${last}].sha256`);
+    expect(error.message).toContain(`tensor "${records[0]?.[last]?.name}"`);
+  });
+
+  it('a wrong sha256 listed for an input tensor is refused at open too, naming the input', async () => {
+    const { dir } = writeSmallBundle('bad-input-digest');
+    editManifest(dir, (m) => {
+      (m.inputs[1] as { sha256: string }).sha256 = '0'.repeat(64);
+    });
+    const error = await expectBundleError(openBundle(dir), 'E_DIGEST', join(dir, 'inputs.safetensors'), 'inputs[1].sha256');
+    expect(error.message).toContain('tensor "');
+  });
+
+  it("per-tensor digest mismatch with verify: 'none': readBoundary throws E_DIGEST naming the file and the tensor", async () => {
     const { dir, records } = writeSmallBundle('bad-tensor-digest');
     const path = join(dir, 'pass-000.safetensors');
     const content = readFileSync(path);
-    // Flip the last byte (in the data of some tensor) and re-list the whole-file digest, so the
-    // file check passes and only the tensor digest can catch it.
     content[content.length - 1] = (content[content.length - 1] as number) ^ 0x80;
     replaceDataFile(dir, 'pass-000.safetensors', content);
-    const bundle = await openBundle(dir);
+    const bundle = await openBundle(dir, { verify: 'none' });
     try {
       const failures: string[] = [];
       for (const record of records[0] ?? []) {
@@ -244,7 +264,7 @@ describe('openBundle rejects data files that disagree with the manifest', () => 
     editManifest(dir, (m) => {
       (m.passes[0]?.boundaries[0] as { sha256: string }).sha256 = '0'.repeat(64);
     });
-    const bundle = await openBundle(dir);
+    const bundle = await openBundle(dir, { verify: 'none' });
     try {
       const consume = async (): Promise<void> => {
         for await (const chunk of bundle.readBoundaryChunks(0, 'backbone.embed', 16)) expect(chunk.byteLength).toBeLessThanOrEqual(16);

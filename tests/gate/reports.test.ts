@@ -100,7 +100,7 @@ function result(cases: CaseResult[]): GateResult {
   const counts = emptyCounts();
   for (const item of cases) for (const verdict of item.verdicts) counts[verdict.verdict] += 1;
   const gaps = cases.flatMap((item) => item.gaps);
-  const seals = computeSeals({ compared: 10, counts, runStatuses: ['completed'], unreadable: false, gapIds: gaps.map((gap) => gap.id), strict: false });
+  const seals = computeSeals({ compared: 10, counts, runStatuses: ['completed'], emptyCases: [], unreadable: false, gapIds: gaps.map((gap) => gap.id), strict: false });
   const firstCase = cases.find((item) => item.firstDivergence !== null);
   return {
     schema: 'trace-inspector.gate-result',

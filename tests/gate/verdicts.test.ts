@@ -194,7 +194,7 @@ function counts(over: Partial<VerdictCounts>): VerdictCounts {
 }
 
 describe('computeSeals', () => {
-  const base = { compared: 10, counts: counts({ PASS: 10 }), runStatuses: ['completed' as const], unreadable: false, gapIds: [], strict: false };
+  const base = { compared: 10, counts: counts({ PASS: 10 }), runStatuses: ['completed' as const], emptyCases: [], unreadable: false, gapIds: [], strict: false };
 
   it('FIDELITY: OK / OVERALL: PASSED only with everything compared and passed (exit 0)', () => {
     expect(computeSeals(base)).toMatchObject({ lines: ['FIDELITY: OK', 'OVERALL: PASSED'], exitCode: 0 });
@@ -247,6 +247,13 @@ describe('computeSeals', () => {
       exitCode: 1,
     });
     expect(computeSeals({ ...base, compared: 0, counts: counts({ GAP: 5 }), gapIds: ['not_in_catalogue:a'] }).reason).toBe('nothing_compared');
+  });
+
+  it('one case that compared nothing fails the run, whatever the other cases did (even with --strict off and no gaps)', () => {
+    const seals = computeSeals({ ...base, runStatuses: ['completed', 'completed'], emptyCases: ['empty'] });
+    expect(seals).toMatchObject({ lines: ['FIDELITY: FAIL', 'OVERALL: FAIL reason=nothing_compared'], exitCode: 1 });
+    // It outranks boundary failures of the other case: an empty case is the graver finding.
+    expect(computeSeals({ ...base, counts: counts({ PASS: 9, FAIL: 1 }), emptyCases: ['empty'] }).reason).toBe('nothing_compared');
   });
 
   it('KNOWN_GAP rows alone are gaps: INCOMPLETE / PASSED_WITH_GAPS', () => {

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { EngineLoadError } from '../../../engine/host/engine-errors.ts';
 import { BundleError } from '../../core/bundle/errors.ts';
-import { openBundle } from '../../core/bundle/bundle-reader.ts';
+import { openBundle, requireReferenceKind } from '../../core/bundle/bundle-reader.ts';
 import { diffCapture, summarizeCaptureDiff } from '../../core/capture/capture-diff.ts';
 import { CaptureUsageError, captureRun } from '../../core/capture/capture-run.ts';
 import { formatCaptureTable } from '../../core/capture/capture-table.ts';
@@ -71,9 +71,15 @@ export async function runCaptureCommand(argv: readonly string[], io: CliIO, comm
 
   let caseId: string;
   try {
+    // Verified in full here (every file and tensor digest, its padding), once: the capture then
+    // opens it without hashing every file again.
     const reference = await openBundle(referenceDir);
-    caseId = reference.manifest.case.id;
-    await reference.close();
+    try {
+      requireReferenceKind(reference);
+      caseId = reference.manifest.case.id;
+    } finally {
+      await reference.close();
+    }
   } catch (error) {
     if (error instanceof BundleError) throw new UsageError(error.message);
     throw error;
@@ -86,6 +92,7 @@ export async function runCaptureCommand(argv: readonly string[], io: CliIO, comm
     result = await captureRun({
       library,
       referenceDir,
+      referenceVerified: true,
       outDir,
       ...(args.weights ? { weightsPath: resolve(io.cwd, args.weights) } : {}),
       isolation: args.isolation,

@@ -15,7 +15,8 @@ import { ReceiptError } from '../../core/receipt/errors.ts';
 import { defaultUserKey, loadPrivateKey, privateKeyModeWarning } from '../../core/receipt/keys.ts';
 import { formatAnnotations, formatStepSummary } from '../../core/report/github-actions.ts';
 import { formatHumanReport } from '../../core/report/human-report.ts';
-import { openBundle } from '../../core/bundle/bundle-reader.ts';
+import { openBundle, type TraceBundle } from '../../core/bundle/bundle-reader.ts';
+import { BundleError } from '../../core/bundle/errors.ts';
 import { compareLocalVsAccumulated, formatLocalVsAccumulated } from '../../core/capture/local-vs-accumulated.ts';
 import { formatAudioSummary, summarizeAudio } from '../../core/audio/audio-summary.ts';
 import { formatJunit } from '../../core/report/junit-report.ts';
@@ -330,23 +331,36 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
   return result.seals.exitCode;
 }
 
-/** Layer isolation of one case: where each segment adds error on its own vs inherits it. */
-async function localVsAccumulatedSection(caseId: string, nativeDir: string, isolatedDir: string, referenceDir: string): Promise<string> {
-  const [native, isolated, reference] = await Promise.all([openBundle(nativeDir), openBundle(isolatedDir), openBundle(referenceDir)]);
+// The sections below re-read bundles the gate already verified and judged: they open them without
+// hashing every file again (each tensor is still digest-checked as it is read), and evidence that
+// changed since is said in one line, never an internal error.
+
+/** Opens the bundles, runs `use`, closes them; a BundleError becomes a line naming the file. */
+async function withVerifiedBundles(dirs: readonly string[], what: string, use: (bundles: TraceBundle[]) => Promise<string | null>): Promise<string | null> {
+  const bundles: TraceBundle[] = [];
   try {
-    const rows = await compareLocalVsAccumulated(native, isolated, reference);
-    return `layer isolation, case ${caseId}: local error (reference inputs) beside accumulated error\n${formatLocalVsAccumulated(rows, { injectedOnly: true })}\n\n`;
+    for (const dir of dirs) bundles.push(await openBundle(dir, { verify: 'none' }));
+    return await use(bundles);
+  } catch (error) {
+    if (error instanceof BundleError) return `${what}: not shown, the evidence could not be read: ${error.message}\n\n`;
+    throw error;
   } finally {
-    await Promise.all([native.close(), isolated.close(), reference.close()]);
+    await Promise.all(bundles.map((bundle) => bundle.close()));
   }
 }
 
+/** Layer isolation of one case: where each segment adds error on its own vs inherits it. */
+async function localVsAccumulatedSection(caseId: string, nativeDir: string, isolatedDir: string, referenceDir: string): Promise<string> {
+  const text = await withVerifiedBundles([nativeDir, isolatedDir, referenceDir], `layer isolation, case ${caseId}`, async ([native, isolated, reference]) => {
+    const rows = await compareLocalVsAccumulated(native as TraceBundle, isolated as TraceBundle, reference as TraceBundle);
+    return `layer isolation, case ${caseId}: local error (reference inputs) beside accumulated error\n${formatLocalVsAccumulated(rows, { injectedOnly: true })}\n\n`;
+  });
+  return text ?? '';
+}
+
 async function audioSection(caseId: string, nativeDir: string, referenceDir: string): Promise<string | null> {
-  const [native, reference] = await Promise.all([openBundle(nativeDir), openBundle(referenceDir)]);
-  try {
-    const summary = await summarizeAudio(native, reference);
+  return withVerifiedBundles([nativeDir, referenceDir], `audio, case ${caseId}`, async ([native, reference]) => {
+    const summary = await summarizeAudio(native as TraceBundle, reference as TraceBundle);
     return summary === null ? null : formatAudioSummary(caseId, summary);
-  } finally {
-    await Promise.all([native.close(), reference.close()]);
-  }
+  });
 }

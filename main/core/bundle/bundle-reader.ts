@@ -16,6 +16,7 @@ import {
   type InputEntry,
   type PassEntry,
 } from './manifest-schema.ts';
+import { checkDeclaredPadding } from './padding-check.ts';
 import { resolveInsideBundle } from './path-confinement.ts';
 import type { SafetensorsTensorInfo } from './safetensors-header.ts';
 import { DEFAULT_CHUNK_BYTES, SafetensorsFile } from './safetensors-reader.ts';
@@ -71,6 +72,22 @@ interface TensorLocation {
   readonly header: SafetensorsTensorInfo;
 }
 
+/**
+ * Why a native bundle is refused where a reference is expected: it holds no contracts, so every
+ * boundary would be judged against nothing. (Engine-vs-engine comparison needs contracts supplied
+ * from elsewhere; until then it is refused.)
+ */
+export const NATIVE_AS_REFERENCE =
+  'a native bundle (a captured engine run) cannot be a reference until contracts are supplied: it declares no contract for any boundary, so nothing could be judged; give the case\'s reference bundle';
+
+/** Refuses a bundle that is not a reference where one is expected, naming the file and `kind`. */
+export function requireReferenceKind(bundle: TraceBundle): void {
+  const { kind } = bundle.manifest;
+  if (kind === 'reference') return;
+  const why = kind === 'native' ? NATIVE_AS_REFERENCE : 'an fp64 oracle is judged beside its reference, never instead of it; give the case\'s reference bundle';
+  throw new BundleError('E_MANIFEST_SCHEMA', bundle.manifestPath, 'kind', `is "${kind}", expected "reference": ${why}`);
+}
+
 export async function openBundle(dir: string, options: OpenBundleOptions = {}): Promise<TraceBundle> {
   const manifestPath = join(dir, MANIFEST_FILE_NAME);
   const manifest = await readManifest(dir, manifestPath);
@@ -99,21 +116,107 @@ export async function openBundleFromManifest(dir: string, manifest: BundleManife
     }
   }
   if (verify === 'files') {
+    const tensorDigests = tensorDigestClaims(manifest);
     for (const [f, entry] of manifest.files.entries()) {
-      const digest = await sha256File(realPaths.get(entry.path) as string);
-      if (digest.sha256 !== entry.sha256) {
-        throw new BundleError(
-          'E_DIGEST',
-          display(entry.path),
-          formatFieldPath(['files', f, 'sha256']),
-          `${MANIFEST_FILE_NAME} lists sha256 ${entry.sha256}, the file hashes to ${digest.sha256} (the file changed after the manifest was written)`,
-        );
-      }
+      await verifyFileAndTensors(realPaths.get(entry.path) as string, display(entry.path), entry, formatFieldPath(['files', f, 'sha256']), tensorDigests.get(entry.path) ?? []);
     }
   }
 
   const locations = await crossCheckHeaders(manifest, realPaths, display);
-  return new BundleReader(manifest, resolve(dir), manifestPath, realPaths, locations, display);
+  const reader = new BundleReader(manifest, resolve(dir), manifestPath, realPaths, locations, display);
+  if (verify === 'files' && manifest.kind !== 'native') {
+    // A reference or oracle is the truth a run is judged against: its own padding must keep
+    // the policy it declares (a native bundle's padding is judged by the comparison instead).
+    try {
+      await checkDeclaredPadding(reader, display);
+    } catch (error) {
+      await reader.close();
+      throw error;
+    }
+  }
+  return reader;
+}
+
+/** A tensor digest the manifest states, to be checked in the same read as its file's digest. */
+interface TensorDigestClaim {
+  readonly key: string;
+  readonly sha256: string;
+  /** Manifest field of the sha256, for messages. */
+  readonly field: string;
+}
+
+function tensorDigestClaims(manifest: BundleManifest): Map<string, TensorDigestClaim[]> {
+  const byFile = new Map<string, TensorDigestClaim[]>();
+  const add = (file: string, claim: TensorDigestClaim): void => {
+    const list = byFile.get(file) ?? [];
+    list.push(claim);
+    byFile.set(file, list);
+  };
+  manifest.inputs.forEach((input, i) => add(input.file, { key: input.key, sha256: input.sha256, field: formatFieldPath(['inputs', i, 'sha256']) }));
+  manifest.passes.forEach((pass, p) =>
+    pass.boundaries.forEach((boundary, b) =>
+      add(pass.file, { key: boundary.key, sha256: boundary.sha256, field: formatFieldPath(['passes', p, 'boundaries', b, 'sha256']) }),
+    ),
+  );
+  return byFile;
+}
+
+/**
+ * Hashes one listed file and, in the same read, every tensor the manifest places in it: a wrong
+ * per-tensor sha256 is found when the bundle is opened, not when a comparison reaches it. The
+ * file's own digest is judged first (a changed file is named as such); a header that cannot be
+ * parsed is left to crossCheckHeaders, which names the problem.
+ */
+async function verifyFileAndTensors(
+  real: string,
+  shown: string,
+  entry: { readonly sha256: string },
+  fileField: string,
+  claims: readonly TensorDigestClaim[],
+): Promise<void> {
+  let spans: { claim: TensorDigestClaim; begin: number; end: number; hash: ReturnType<typeof createSha256> }[] = [];
+  if (claims.length > 0) {
+    let tensors: SafetensorsFile | null = null;
+    try {
+      tensors = await SafetensorsFile.open(real, { displayName: shown });
+    } catch (error) {
+      if (!(error instanceof BundleError)) throw error;
+    }
+    if (tensors !== null) {
+      const file = tensors;
+      await file.close();
+      spans = claims.flatMap((claim) => {
+        const header = file.tensor(claim.key);
+        return header === undefined ? [] : [{ claim, begin: file.dataStart + header.begin, end: file.dataStart + header.end, hash: createSha256() }];
+      });
+    }
+  }
+  const digest = await sha256File(real, undefined, (chunk, at) => {
+    for (const span of spans) {
+      const from = Math.max(span.begin, at);
+      const to = Math.min(span.end, at + chunk.byteLength);
+      if (from < to) span.hash.update(chunk.subarray(from - at, to - at));
+    }
+  });
+  if (digest.sha256 !== entry.sha256) {
+    throw new BundleError(
+      'E_DIGEST',
+      shown,
+      fileField,
+      `${MANIFEST_FILE_NAME} lists sha256 ${entry.sha256}, the file hashes to ${digest.sha256} (the file changed after the manifest was written)`,
+    );
+  }
+  for (const span of spans) {
+    const actual = span.hash.digest('hex');
+    if (actual !== span.claim.sha256) {
+      throw new BundleError(
+        'E_DIGEST',
+        shown,
+        span.claim.field,
+        `tensor "${span.claim.key}": ${MANIFEST_FILE_NAME} lists sha256 ${span.claim.sha256}, its bytes hash to ${actual}`,
+      );
+    }
+  }
 }
 
 async function readManifest(dir: string, manifestPath: string): Promise<BundleManifest> {

@@ -19,7 +19,11 @@ export function createSha256(): Hash {
   return createHash('sha256');
 }
 
-export async function sha256File(path: string, chunkBytes = DIGEST_CHUNK_BYTES): Promise<FileDigest> {
+/**
+ * `onChunk`, when given, sees every chunk with its file offset as it is hashed (valid only during
+ * the call): callers hash parts of the file in the same read.
+ */
+export async function sha256File(path: string, chunkBytes = DIGEST_CHUNK_BYTES, onChunk?: (chunk: Uint8Array, offset: number) => void): Promise<FileDigest> {
   const hash = createHash('sha256');
   const handle = await open(path, 'r');
   try {
@@ -29,6 +33,7 @@ export async function sha256File(path: string, chunkBytes = DIGEST_CHUNK_BYTES):
       const { bytesRead } = await handle.read(buffer, 0, chunkBytes, bytes);
       if (bytesRead === 0) break;
       hash.update(buffer.subarray(0, bytesRead));
+      onChunk?.(buffer.subarray(0, bytesRead), bytes);
       bytes += bytesRead;
     }
     return { sha256: hash.digest('hex'), bytes };

@@ -24,6 +24,7 @@ export const BUNDLE_ERROR_CODES = [
   'E_FILE_NOT_REGULAR', // a listed path is a folder, device, ...
   'E_FILE_SIZE', // a file's size differs from "bytes"
   'E_DIGEST', // a sha256 does not match
+  'E_PADDING', // a reference or oracle tensor breaks its own declared padding policy past `valid`
   'E_SAFETENSORS_HEADER', // a safetensors header is malformed
   'E_TENSOR_MISSING', // a key named by the manifest is absent from the file header
   'E_TENSOR_UNLISTED', // a pass file holds a tensor the manifest does not list

@@ -251,7 +251,16 @@ export const RunOutcomeSchema = z.strictObject({
 });
 export type RunOutcome = z.infer<typeof RunOutcomeSchema>;
 
-export const CaseSchema = z.strictObject({ id: NonEmptyString, description: z.string() });
+export const CaseSchema = z.strictObject({
+  id: NonEmptyString,
+  description: z.string(),
+  /**
+   * How many passes the case has (prefill included), stated by its generator. Optional (bundles
+   * written before it existed lack it); when present, the gate fails a case whose reference,
+   * oracle or native run has another count (docs/gate.md).
+   */
+  pass_count: z.int().min(1).optional(),
+});
 export type BundleCase = z.infer<typeof CaseSchema>;
 
 export const BundleManifestSchema = z.strictObject({

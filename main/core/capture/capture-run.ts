@@ -12,7 +12,7 @@ import { mkdir, readdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { EngineCallError } from '../../../engine/host/engine-errors.ts';
 import { EngineHost, type Isolation, type PassResult } from '../../../engine/host/engine-host.ts';
-import { openBundle, resolveWeights, type TraceBundle } from '../bundle/bundle-reader.ts';
+import { openBundle, requireReferenceKind, resolveWeights, type TraceBundle } from '../bundle/bundle-reader.ts';
 import { sha256File } from '../bundle/digest.ts';
 import type { BundleManifest, RunOutcome } from '../bundle/manifest-schema.ts';
 import type { NativeCaptureHeader } from '../bundle/native-bundle-writer.ts';
@@ -35,6 +35,12 @@ export interface CaptureOptions {
   referenceDir: string;
   /** Where the native bundle is written; must not exist or be empty. */
   outDir: string;
+  /**
+   * The caller has just opened the reference with full verification (every file and tensor
+   * digest, its padding): open it without hashing every file again (each tensor is still
+   * digest-checked as it is read). Default false: the capture verifies it in full.
+   */
+  referenceVerified?: boolean;
   /** Weights file; default: the reference's provenance.model.weights_file (digest-checked). */
   weightsPath?: string;
   isolation?: Isolation;
@@ -331,7 +337,14 @@ function startHost(options: CaptureOptions): Promise<EngineHost> {
 }
 
 export async function captureRun(options: CaptureOptions): Promise<CaptureResult> {
-  const reference = await openBundle(resolve(options.referenceDir));
+  const reference = await openBundle(resolve(options.referenceDir), options.referenceVerified === true ? { verify: 'none' } : {});
+  try {
+    // A native bundle holds no contracts: as a reference every row would be judged against nothing.
+    requireReferenceKind(reference);
+  } catch (error) {
+    await reference.close();
+    throw error;
+  }
   const outDir = resolve(options.outDir);
   await assertFreshTarget(outDir);
   const isolatedDir = options.isolate ? resolve(options.isolatedOutDir ?? isolatedBundleDir(outDir)) : null;

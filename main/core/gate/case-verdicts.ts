@@ -22,6 +22,7 @@ import {
   type VerdictCounts,
 } from './gate-types.ts';
 import { findLedgerEntry } from './ledger.ts';
+import { PASS_ROW_BOUNDARY, passStructureFindings } from './pass-structure.ts';
 import { judgeBoundary, type CatalogueStance } from './verdicts.ts';
 
 /** Where the run stopped, when it did not complete. */
@@ -120,8 +121,14 @@ async function passFactsOf(reference: TraceBundle, description: EngineDescriptio
     let endOfAudio = false;
     const codes = needsFrames && pass.mode === 'audio' ? reference.boundary(pass.index, 'depth.codes') : undefined;
     if (codes !== undefined && codes.dtype === 'I32' && codes.byte_length >= 4) {
-      const tensor = await reference.readBoundary(pass.index, 'depth.codes');
-      endOfAudio = new DataView(tensor.data.buffer, tensor.data.byteOffset, tensor.data.byteLength).getInt32(0, true) === END_OF_AUDIO_CODE;
+      try {
+        const tensor = await reference.readBoundary(pass.index, 'depth.codes');
+        endOfAudio = new DataView(tensor.data.buffer, tensor.data.byteOffset, tensor.data.byteLength).getInt32(0, true) === END_OF_AUDIO_CODE;
+      } catch (error) {
+        // Unreadable now (changed since it was verified): the comparison of depth.codes itself
+        // reports it as unreadable; here the frame counts as not end-of-audio (fail closed).
+        if (!(error instanceof BundleError)) throw error;
+      }
     }
     facts.set(pass.index, { pcmIn, endOfAudio });
   }
@@ -255,6 +262,37 @@ export async function judgeCase(input: CaseJudgeInput): Promise<CaseJudgement> {
       durationMs: performance.now() - started,
     });
     input.onCompared?.(done + 1, slots.length);
+  }
+  // The passes themselves (count, kind, mode) must agree before their rows mean anything.
+  const findings = passStructureFindings({
+    reference,
+    oracle,
+    native: input.nativeUnreadable === null ? native : null,
+    judgeNativeCount: only === null && input.stop === null,
+  }).filter((finding) => only === null || only.has(finding.pass));
+  for (const finding of findings) {
+    const row: BoundaryVerdict = {
+      case: input.caseId,
+      pass: finding.pass,
+      boundary: PASS_ROW_BOUNDARY,
+      stage: 'pass',
+      catalogueIndex: null,
+      verdict: 'FAIL',
+      kind: 'pass',
+      reason: finding.reason,
+      gapId: null,
+      ledgerId: null,
+      inReference: finding.inReference,
+      inNative: finding.inNative,
+      reference: null,
+      oracleSide: 'not_compared',
+      oracle: null,
+      durationMs: 0,
+    };
+    // First among its pass's rows: execution order puts the pass before its boundaries.
+    const at = verdicts.findIndex((verdict) => verdict.pass > finding.pass || (verdict.pass === finding.pass && verdict.boundary !== PASS_ROW_BOUNDARY));
+    verdicts.splice(at === -1 ? verdicts.length : at, 0, row);
+    counts.FAIL += 1;
   }
   // Audio bounds hold over the whole stream too, which no single row sees (audio-stream-verdicts.ts).
   const audio = native === null || input.nativeUnreadable !== null || input.audioStreams === false ? [] : await judgeAudioStreams(reference, native, verdicts);

@@ -13,7 +13,7 @@ import { basename, join, resolve } from 'node:path';
 import { EngineCallError, EngineHostDeadError, EngineHostError, EngineLoadError } from '../../../engine/host/engine-errors.ts';
 import type { EngineDescription } from '../../../engine/host/engine-description.ts';
 import { EngineHost, type PassResult } from '../../../engine/host/engine-host.ts';
-import { openBundle, resolveWeights, type TraceBundle } from '../bundle/bundle-reader.ts';
+import { NATIVE_AS_REFERENCE, openBundle, resolveWeights, type TraceBundle } from '../bundle/bundle-reader.ts';
 import { sha256File } from '../bundle/digest.ts';
 import { BundleError } from '../bundle/errors.ts';
 import type { BundleManifest, Contract, RunOutcome } from '../bundle/manifest-schema.ts';
@@ -74,7 +74,8 @@ async function openValidated(dir: string, expectedKind: 'reference' | 'oracle-f6
   }
   if (bundle.manifest.kind !== expectedKind) {
     await bundle.close();
-    throw new GateUsageError(`${role} bundle ${dir}: ${bundle.manifestPath} says kind "${bundle.manifest.kind}", expected "${expectedKind}"`);
+    const why = bundle.manifest.kind === 'native' ? `: ${NATIVE_AS_REFERENCE}` : '';
+    throw new GateUsageError(`${role} bundle ${dir}: ${bundle.manifestPath}: kind: is "${bundle.manifest.kind}", expected "${expectedKind}"${why}`);
   }
   return bundle;
 }
@@ -313,6 +314,8 @@ export async function runGate(options: GateOptions, progress?: (event: GateProgr
       passTimeoutMs: options.passTimeoutMs,
       options: options.engineOptions,
       command: options.command ?? `trace-inspector --gate (case ${item.caseId})`,
+      // Verified in full (every file and tensor digest, padding) before any engine ran.
+      referenceVerified: true,
       onPass: (pass) =>
         progress?.({
           kind: 'pass',
@@ -412,6 +415,7 @@ export async function runGate(options: GateOptions, progress?: (event: GateProgr
     compared,
     counts,
     runStatuses: cases.map((item) => item.run.outcome.status),
+    emptyCases: cases.filter((item) => item.compared === 0).map((item) => item.id),
     unreadable: cases.some((item) => item.unreadable !== null),
     gapIds: gaps.map((gap) => gap.id),
     strict: options.strict,

@@ -45,9 +45,10 @@ export type Verdict = (typeof VERDICTS)[number];
 /**
  * What kind of failure a FAIL (or a KNOWN_GAP / REVIEW_REQUIRED that failed one side) shows:
  * an element mismatch class, a structural problem, evidence that could not be read, or a PCM
- * signal outside its contract's audio bounds ('audio': every element inside its own bound).
+ * signal outside its contract's audio bounds ('audio': every element inside its own bound), or a
+ * pass the sides disagree about ('pass': its count, kind or mode; on the row `(pass)`).
  */
-export type FailureKind = MismatchClass | StructuralProblem | 'audio' | 'unreadable' | 'other';
+export type FailureKind = MismatchClass | StructuralProblem | 'audio' | 'unreadable' | 'pass' | 'other';
 
 /** Where the verdict's oracle side stands. */
 export type OracleSide =

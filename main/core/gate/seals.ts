@@ -7,7 +7,7 @@
 //
 // In order of precedence (one reason is named, the first that applies):
 //   crash / timeout / engine error / abort  FIDELITY: FAIL        OVERALL: FAIL reason=engine_crashed|engine_timeout|engine_error|engine_aborted  exit 1
-//   nothing compared (zero comparisons)     FIDELITY: FAIL        OVERALL: FAIL reason=nothing_compared
+//   a case compared nothing (zero rows)     FIDELITY: FAIL        OVERALL: FAIL reason=nothing_compared
 //   native evidence unreadable              FIDELITY: FAIL        OVERALL: FAIL reason=unreadable_evidence
 //   any FAIL verdict                        FIDELITY: FAIL        OVERALL: FAIL reason=boundary_failures
 //   any REVIEW_REQUIRED                     FIDELITY: INCOMPLETE  OVERALL: FAIL reason=review_required   exit 1
@@ -26,6 +26,11 @@ export interface SealFacts {
   counts: VerdictCounts;
   /** How each case's run ended. */
   runStatuses: readonly RunStatus[];
+  /**
+   * Cases that compared nothing (no row of native against the reference). Each fails the run
+   * on its own, whatever the other cases did: a good case must not carry an empty one.
+   */
+  emptyCases: readonly string[];
   /** Some native evidence could not be read. */
   unreadable: boolean;
   gapIds: readonly string[];
@@ -56,7 +61,7 @@ export function computeSeals(facts: SealFacts): Seals {
   // A run that died names its death first: it is why little or nothing was compared.
   const runFailure = facts.runStatuses.find((status): status is Exclude<RunStatus, 'completed'> => status !== 'completed');
   if (runFailure !== undefined) return seal('FAIL', 'FAIL', RUN_FAILURE_REASON[runFailure]);
-  if (facts.compared === 0) return seal('FAIL', 'FAIL', 'nothing_compared');
+  if (facts.compared === 0 || facts.emptyCases.length > 0) return seal('FAIL', 'FAIL', 'nothing_compared');
   if (facts.unreadable) return seal('FAIL', 'FAIL', 'unreadable_evidence');
   if (facts.counts.FAIL > 0) return seal('FAIL', 'FAIL', 'boundary_failures');
   if (facts.counts.REVIEW_REQUIRED > 0) return seal('INCOMPLETE', 'FAIL', 'review_required');
