@@ -52,6 +52,8 @@ export interface BundleSpec {
   inputs: { name: string; dtype: DType; shape: number[]; data: Uint8Array }[];
   passes: PassSpec[];
   knownGaps?: KnownGap[];
+  /** case.pass_count as the generator states it; absent: not stated (bundles before the field). */
+  passCount?: number;
 }
 
 function provenanceOf(spec: BundleSpec): BundleManifest['provenance'] {
@@ -123,7 +125,7 @@ export function writeBundle(dir: string, spec: BundleSpec): string {
     schema: 'trace-inspector.bundle',
     schema_version: 1,
     kind: spec.kind,
-    case: { id: spec.caseId, description: spec.description ?? `test case ${spec.caseId}` },
+    case: { id: spec.caseId, description: spec.description ?? `test case ${spec.caseId}`, ...(spec.passCount !== undefined ? { pass_count: spec.passCount } : {}) },
     provenance: provenanceOf(spec),
     inputs: spec.inputs.map((input) => ({
       name: input.name,
@@ -216,6 +218,9 @@ export interface ToyCaseSpec extends ToyCaseOptions {
   editReference?: (passes: PassSpec[]) => void;
   editOracle?: (passes: PassSpec[]) => void;
   knownGaps?: KnownGap[];
+  /** case.pass_count stated by the reference / the oracle (default: not stated). */
+  referencePassCount?: number;
+  oraclePassCount?: number;
 }
 
 /** A toy case folder <root>/<case>/{reference, oracle-f64}. */
@@ -236,12 +241,21 @@ export function writeToyCase(root: string, spec: ToyCaseSpec = {}): ToyCaseLayou
     inputs,
     passes: referencePasses,
     knownGaps: spec.knownGaps ?? [],
+    ...(spec.referencePassCount !== undefined ? { passCount: spec.referencePassCount } : {}),
   });
   let oracleDir: string | null = null;
   if (spec.oracle) {
     const oraclePasses = toyPasses(spec);
     spec.editOracle?.(oraclePasses);
-    oracleDir = writeBundle(join(caseDir, 'oracle-f64'), { kind: 'oracle-f64', caseId, weightsFile: weights.file, weightsSha256: weights.sha256, inputs, passes: oraclePasses });
+    oracleDir = writeBundle(join(caseDir, 'oracle-f64'), {
+      kind: 'oracle-f64',
+      caseId,
+      weightsFile: weights.file,
+      weightsSha256: weights.sha256,
+      inputs,
+      passes: oraclePasses,
+      ...(spec.oraclePassCount !== undefined ? { passCount: spec.oraclePassCount } : {}),
+    });
   }
   return { caseDir, referenceDir, oracleDir };
 }

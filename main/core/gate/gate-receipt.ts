@@ -182,6 +182,8 @@ export function gateReceiptPredicate(result: GateResult): Record<string, unknown
     ledger: result.ledger.map((entry) => ({ id: entry.id, boundary: entry.boundary, passes: entry.passes, case: entry.case, reason: entry.reason })),
     counts: result.counts,
     compared: result.compared,
+    // Each fails the run on its own (reason nothing_compared), whatever the other cases did.
+    emptyCases: result.cases.filter((item) => item.compared === 0).map((item) => item.id),
     firstDivergence:
       result.firstDivergence === null
         ? null

@@ -150,6 +150,9 @@ export function formatHumanReport(result: GateResult, options: HumanReportOption
   }
   for (const item of result.cases) {
     if (item.run.outcome.status !== 'completed') lines.push(`run of case ${item.id}: ${item.run.summary}`);
+    if (item.compared === 0) {
+      lines.push(`case ${item.id} compared nothing (its reference lists ${item.reference.passes} passes): it fails the run whatever the other cases did`);
+    }
   }
   const { counts } = result;
   lines.push(
