@@ -259,6 +259,56 @@ describe('tampering: any changed byte fails', () => {
   });
 });
 
+describe('signature policy: every signature entry must verify under the trusted key (fail-closed)', () => {
+  // Each envelope is written canonically, so the byte-identity check passes and only the
+  // signature policy can refuse it; the genuine signature stays in place and still verifies.
+  const withSignatures = (signatures: DsseEnvelope['signatures']): string => serializeEnvelope({ ...envelopeOf(receiptBytes), signatures });
+  const genuine = (): DsseEnvelope['signatures'][number] => envelopeOf(receiptBytes).signatures[0] as DsseEnvelope['signatures'][number];
+
+  it('the genuine receipt (one signature by the trusted key) verifies', async () => {
+    const result = await verifyBytes(withSignatures([genuine()]), 'policy-genuine');
+    expect(result.ok).toBe(true);
+  });
+
+  it('an extra garbage signature entry that verifies under no key: NOT VERIFIED, the entry named', async () => {
+    const garbage = { keyid: 'e'.repeat(64), sig: encodeBase64(Buffer.alloc(64, 7)) };
+    for (const [label, signatures] of [
+      ['after', [genuine(), garbage]],
+      ['before', [garbage, genuine()]],
+    ] as const) {
+      const result = await verifyBytes(withSignatures([...signatures]), `policy-garbage-${label}`);
+      expect(result.ok, label).toBe(false);
+      expect(result.statement).toBeNull();
+      const index = label === 'after' ? 1 : 0;
+      expect(result.reasons.join('\n')).toContain(`signatures[${index}] is by keyid ${'e'.repeat(64)}, not the trusted key`);
+    }
+  });
+
+  it('a duplicated signature entry (the genuine one twice): NOT VERIFIED, named as a duplicate', async () => {
+    const result = await verifyBytes(withSignatures([genuine(), genuine()]), 'policy-duplicate');
+    expect(result.ok).toBe(false);
+    expect(result.reasons.join('\n')).toContain(`signatures[1] repeats keyid ${keys.keyid} of signatures[0]`);
+  });
+
+  it('an extra valid signature from another key: NOT VERIFIED (that key is not trusted)', async () => {
+    const other = ed25519Pair();
+    const payload = decodeBase64Strict(envelopeOf(receiptBytes).payload) as Buffer;
+    const second = signEnvelope(payload, IN_TOTO_PAYLOAD_TYPE, other.privateKey).signatures[0] as DsseEnvelope['signatures'][number];
+    const result = await verifyBytes(withSignatures([genuine(), second]), 'policy-other-key');
+    expect(result.ok).toBe(false);
+    expect(result.reasons.join('\n')).toContain(`signatures[1] is by keyid ${keyIdOf(other.publicKey)}, not the trusted key`);
+  });
+
+  it('a changed payload byte beside the genuine signature: NOT VERIFIED', async () => {
+    const envelope = envelopeOf(receiptBytes);
+    const payload = Buffer.from(decodeBase64Strict(envelope.payload) as Buffer);
+    payload[10] = (payload[10] ?? 0) ^ 0x20;
+    const result = await verifyBytes(serializeEnvelope({ ...envelope, payload: encodeBase64(payload) }), 'policy-payload');
+    expect(result.ok).toBe(false);
+    expect(result.reasons.join('\n')).toContain('signatures[0]: the Ed25519 signature does not match the payload');
+  });
+});
+
 describe('input that is not a receipt is a ReceiptError', () => {
   const cases: [string, string | Buffer, string][] = [
     ['an empty file', '', 'E_RECEIPT_JSON'],

@@ -72,10 +72,12 @@ export type EnvelopeVerification =
   | { ok: false; keyid: string; reasons: string[] };
 
 /**
- * Checks `envelope` against `publicKey`: the payload must be canonical base64, and every
- * signature whose keyid is this key's keyid must be canonical base64 of 64 bytes and a valid
- * Ed25519 signature over PAE(payloadType, decoded payload). At least one such signature must
- * exist; signatures under other keyids are not this verifier's business and are ignored.
+ * Checks `envelope` against `publicKey`, fail-closed: the payload must be canonical base64, and
+ * EVERY signature entry must be a valid Ed25519 signature by the trusted key over
+ * PAE(payloadType, decoded payload) (canonical base64 of 64 bytes). An entry under another keyid
+ * (an unknown key, or garbage that verifies under no key), an entry that does not verify, and a
+ * keyid listed twice are each refused with the reason named: a receipt verifies only when every
+ * byte of it is accounted for by the trusted key (docs/receipts.md, "Signature policy").
  * On success the decoded payload bytes are returned — the only bytes a caller may trust.
  */
 export function verifyEnvelope(envelope: DsseEnvelope, publicKey: KeyObject): EnvelopeVerification {
@@ -90,14 +92,29 @@ export function verifyEnvelope(envelope: DsseEnvelope, publicKey: KeyObject): En
   const payload = decodeBase64Strict(shape.data.payload);
   if (payload === null) reasons.push('payload is not canonical base64 (changed or invalid characters)');
 
-  const mine = signatures.map((signature, index) => ({ signature, index })).filter(({ signature }) => signature.keyid === keyid);
-  if (mine.length === 0) {
-    const others = signatures.map((signature) => signature.keyid || '(empty keyid)').join(', ');
-    reasons.push(`no signature by the public key used (keyid ${keyid}); the envelope is signed by keyid ${others}`);
+  const firstIndexOf = new Map<string, number>();
+  signatures.forEach((signature, index) => {
+    const earlier = firstIndexOf.get(signature.keyid);
+    if (earlier !== undefined) {
+      reasons.push(
+        `signatures[${index}] repeats keyid ${signature.keyid || '(empty keyid)'} of signatures[${earlier}]: a receipt holds one signature per key, a duplicated entry is refused`,
+      );
+    } else firstIndexOf.set(signature.keyid, index);
+  });
+  if (!firstIndexOf.has(keyid)) {
+    reasons.push(`no signature by the public key used (keyid ${keyid}); the envelope is signed by keyid ${signatures.map((signature) => signature.keyid || '(empty keyid)').join(', ')}`);
   }
+  signatures.forEach((signature, index) => {
+    if (signature.keyid !== keyid) {
+      reasons.push(
+        `signatures[${index}] is by keyid ${signature.keyid || '(empty keyid)'}, not the trusted key (keyid ${keyid}): every signature entry must verify under a trusted key, so an entry from an unknown key (or one that verifies under no key) is refused`,
+      );
+    }
+  });
   if (payload !== null) {
     const pae = preAuthEncoding(payloadType, payload);
-    for (const { signature, index } of mine) {
+    signatures.forEach((signature, index) => {
+      if (signature.keyid !== keyid) return;
       const sig = decodeBase64Strict(signature.sig);
       if (sig === null) {
         reasons.push(`signatures[${index}].sig is not canonical base64 (changed or invalid characters)`);
@@ -106,7 +123,7 @@ export function verifyEnvelope(envelope: DsseEnvelope, publicKey: KeyObject): En
       } else if (!verify(null, pae, publicKey, sig)) {
         reasons.push(`signatures[${index}]: the Ed25519 signature does not match the payload and payloadType (the receipt was changed after signing, or signed by another key)`);
       }
-    }
+    });
   }
   if (payload === null || reasons.length > 0) return { ok: false, keyid, reasons };
   return { ok: true, keyid, payloadType, payload };
