@@ -1,14 +1,16 @@
 // `verify` and `keygen` as the CLI will run them: exit 0 verified, 1 not verified with the
 // reasons printed, UsageError (exit 2 in run-cli) for bad usage or unreadable input.
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../../main/cli/cli-io.ts';
 import { runKeygenCommand } from '../../main/cli/commands/keygen-command.ts';
 import { runVerifyCommand } from '../../main/cli/commands/verify-command.ts';
 import type { Subject } from '../../main/core/receipt/in-toto.ts';
-import { defaultUserKey, loadPrivateKey } from '../../main/core/receipt/keys.ts';
+import { defaultUserKey, generateKeyPair, loadPrivateKey } from '../../main/core/receipt/keys.ts';
 import { writeReceipt } from '../../main/core/receipt/receipt.ts';
+import { hashSubject } from '../../main/core/receipt/subject-files.ts';
+import { BUNDLES_DIR, CASES } from '../helpers/paths.ts';
 import { recordingIO, removeTempDirs, samplePredicate, tempDir, writeSubjectFiles } from './receipt-fixtures.ts';
 
 afterAll(removeTempDirs);
@@ -130,5 +132,56 @@ describe('trace-inspector verify', () => {
     const noKeyEnv = { TRACE_INSPECTOR_CONFIG_DIR: join(tempDir('no-key'), 'absent') };
     await usageError(runVerifyCommand([receipt], recordingIO(work, noKeyEnv)), '--pubkey');
     await usageError(runVerifyCommand([receipt, '--pubkey', pubkey(), '--subjects', join(work, 'absent-dir')], recordingIO(work, {})), 'absent-dir');
+  });
+});
+
+describe('verify --subjects <bundle folder>: subjects matched by their recorded path', () => {
+  // A receipt like the gate's over every committed case: one "<case>/<folder>/manifest.json"
+  // subject per reference and oracle bundle, all with the base name manifest.json.
+  it('one bundle folder checks exactly its own manifest; the others are "not found", never CHANGED', async () => {
+    const keys = generateKeyPair(tempDir('bundle-folder-keys'));
+    const manifests: Subject[] = [];
+    for (const caseId of CASES) {
+      for (const folder of ['reference', 'oracle-f64']) {
+        const name = `${caseId}/${folder}/manifest.json`;
+        manifests.push(await hashSubject(join(BUNDLES_DIR, name), name));
+      }
+    }
+    const receipt = join(tempDir('bundle-folder'), 'receipt.json');
+    await writeReceipt(receipt, { subjects: manifests, predicate: samplePredicate(), privateKey: keys.privateKey });
+
+    for (const given of [join(BUNDLES_DIR, 'greedy', 'reference'), join(BUNDLES_DIR, 'greedy'), BUNDLES_DIR]) {
+      const io = recordingIO(work, {});
+      expect(await runVerifyCommand([receipt, '--pubkey', keys.publicKeyPath, '--subjects', given], io), given).toBe(0);
+      const out = io.out();
+      expect(out).not.toContain('CHANGED');
+      expect(out).toContain(`subject    greedy/reference/manifest.json: OK sha256`);
+      expect(out).toContain('VERIFIED');
+    }
+    const io = recordingIO(work, {});
+    await runVerifyCommand([receipt, '--pubkey', keys.publicKeyPath, '--subjects', join(BUNDLES_DIR, 'greedy', 'reference')], io);
+    const lines = io.out().split('\n');
+    expect(lines.filter((line) => line.includes(': OK sha256'))).toHaveLength(1);
+    const notFound = lines.filter((line) => line.includes(': not found (no folder given holds it at its recorded path; not checked)'));
+    expect(notFound).toHaveLength(2 * CASES.length - 1);
+    expect(notFound.some((line) => line.includes('greedy/oracle-f64/manifest.json'))).toBe(true);
+
+    // Given by file, a subject not given is "not checked (no file given)", not "not found".
+    const byFile = recordingIO(work, {});
+    await runVerifyCommand([receipt, '--pubkey', keys.publicKeyPath, '--subjects', join(BUNDLES_DIR, 'greedy', 'reference', 'manifest.json')], byFile);
+    expect(byFile.out()).toContain('subject    speech/reference/manifest.json: not checked (no file given)');
+  });
+
+  it('a changed manifest in the given bundle folder is still CHANGED, naming it', async () => {
+    const dir = join(tempDir('bundle-folder-changed'), 'greedy', 'reference');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'manifest.json'), '{"a":1}\n');
+    const keys = generateKeyPair(tempDir('bundle-folder-changed-keys'));
+    const receipt = join(tempDir('bundle-folder-changed-receipt'), 'receipt.json');
+    const name = 'greedy/reference/manifest.json';
+    await writeReceipt(receipt, { subjects: [{ name, digest: { sha256: 'a'.repeat(64) } }], predicate: samplePredicate(), privateKey: keys.privateKey });
+    const io = recordingIO(work, {});
+    expect(await runVerifyCommand([receipt, '--pubkey', keys.publicKeyPath, '--subjects', dir], io)).toBe(1);
+    expect(io.out()).toContain(`subject    ${name}: CHANGED`);
   });
 });

@@ -69,7 +69,14 @@ export function formatVerification(receipt: string, result: ReceiptVerification)
           : `subject    ${check.name}: CHANGED sha256 ${check.actual}, receipt says ${check.expected} (${check.file})`,
       );
     }
-    for (const name of result.subjectsNotChecked) lines.push(`subject    ${name}: not checked (no file given)`);
+    const notFound = new Set(result.subjectsNotFound);
+    for (const name of result.subjectsNotChecked) {
+      lines.push(
+        notFound.has(name)
+          ? `subject    ${name}: not found (no folder given holds it at its recorded path; not checked)`
+          : `subject    ${name}: not checked (no file given)`,
+      );
+    }
     // Seals only under a receipt that verified in full: a "PASSED" beside a changed subject
     // would read as a pass.
     const seals = SealsSchema.safeParse(result.statement.predicate);

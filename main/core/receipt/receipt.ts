@@ -185,6 +185,8 @@ export interface ReceiptVerification {
   subjectsChecked: SubjectCheck[];
   /** Subjects no given file or folder held (always every subject when none were given). */
   subjectsNotChecked: string[];
+  /** Of subjectsNotChecked, those the given folders were searched for and do not hold at their recorded path. */
+  subjectsNotFound: string[];
 }
 
 function resolvePublicKey(option: KeyObject | string | undefined, env: Env): { key: KeyObject; used: Omit<PublicKeyUsed, 'keyid'> } {
@@ -263,6 +265,7 @@ export async function verifyEnvelopeBytes(read: ReadEnvelope, options: VerifyRec
 
   let subjectsChecked: SubjectCheck[] = [];
   let subjectsNotChecked: string[] = statement?.subject.map((subject) => subject.name) ?? [];
+  let subjectsNotFound: string[] = [];
   const subjectFiles = options.subjectFiles ?? [];
   if (subjectFiles.length > 0) {
     if (statement === null) {
@@ -271,9 +274,10 @@ export async function verifyEnvelopeBytes(read: ReadEnvelope, options: VerifyRec
       const result = await checkSubjectFiles(statement.subject, subjectFiles);
       subjectsChecked = result.checks;
       subjectsNotChecked = result.notChecked;
+      subjectsNotFound = result.notFound;
       check('subjects', result.reasons);
     }
   }
   const reasons = checks.flatMap((item) => item.reasons);
-  return { ok: reasons.length === 0, reasons, checks, statement, keyid, publicKey: { ...used, keyid }, subjectsChecked, subjectsNotChecked };
+  return { ok: reasons.length === 0, reasons, checks, statement, keyid, publicKey: { ...used, keyid }, subjectsChecked, subjectsNotChecked, subjectsNotFound };
 }

@@ -2,9 +2,12 @@
 // when one is verified, finding the file for each subject among the files and folders the user
 // gave and re-hashing it.
 //
-// Matching: a folder D holds subject "a/b.bin" at D/a/b.bin, else at D/b.bin (so the folder
-// that directly holds the file works too). A file F is the subject whose name is the longest
-// whole-segment suffix of F's path ("b.bin" or "a/b.bin" for /x/a/b.bin). Subject names are
+// Matching is by the subject's recorded path, never by its base name alone: a folder D holds
+// subject "a/b/c.json" at D/a/b/c.json, or — when D itself is (a copy of) a folder of that path —
+// at D/b/c.json if D ends in "a", at D/c.json if D ends in "a/b". So every bundle folder of a
+// receipt naming nine "<case>/reference/manifest.json" subjects holds exactly its own, not all
+// nine. A file F is the subject whose name is the longest whole-segment suffix of F's path
+// ("b.bin" or "a/b.bin" for /x/a/b.bin). Subject names are
 // lexically confined (no "..", not absolute: in-toto.ts), so a receipt cannot point the
 // verifier outside the folders it was given; symlinks inside those folders are the user's own.
 import { stat } from 'node:fs/promises';
@@ -27,6 +30,11 @@ export interface SubjectFilesResult {
   checks: SubjectCheck[];
   /** Names of subjects no given file or folder held (not a failure: the user checks a part). */
   notChecked: string[];
+  /**
+   * Of notChecked, the subjects looked for and not found because folders were given (none of
+   * them holds the subject at its recorded path); the rest had no file given at all.
+   */
+  notFound: string[];
   /** Failures: a changed file, a file that is no subject, a folder holding none, ambiguity. */
   reasons: string[];
 }
@@ -70,11 +78,28 @@ function subjectForFile(subjects: readonly Subject[], file: string): Subject | u
 }
 
 /**
+ * Where folder `dir` may hold subject `name`, by its recorded path: dir/<name>, then, for each
+ * leading part of the name that `dir` itself ends with, dir/<the rest>.
+ */
+function candidatesInFolder(dir: string, name: string): string[] {
+  const nameSegments = name.split('/');
+  const dirSegments = resolve(dir).split(sep);
+  const candidates = [join(dir, ...nameSegments)];
+  for (let k = 1; k < nameSegments.length; k++) {
+    const lead = nameSegments.slice(0, k);
+    const tail = dirSegments.slice(-k);
+    if (tail.length === k && tail.join('/') === lead.join('/')) candidates.push(join(dir, ...nameSegments.slice(k)));
+  }
+  return candidates;
+}
+
+/**
  * Finds and re-hashes the files of `subjects` among `paths` (files or folders). A path that
  * cannot be read at all is a ReceiptError (E_SUBJECT_READ); everything else is reported.
  */
 export async function checkSubjectFiles(subjects: readonly Subject[], paths: readonly string[]): Promise<SubjectFilesResult> {
   const reasons: string[] = [];
+  let foldersGiven = false;
   const assigned = new Map<string, string>(); // subject name -> resolved file
 
   const assign = (subject: Subject, file: string): void => {
@@ -97,10 +122,10 @@ export async function checkSubjectFiles(subjects: readonly Subject[], paths: rea
         assign(subject, path);
       }
     } else if (kind === 'folder') {
+      foldersGiven = true;
       let found = 0;
       for (const subject of subjects) {
-        const candidates = [join(path, subject.name), join(path, basename(subject.name))];
-        for (const candidate of candidates) {
+        for (const candidate of candidatesInFolder(path, subject.name)) {
           const candidateKind = await kindOf(candidate, false);
           if (candidateKind === 'missing') continue;
           if (candidateKind !== 'file') {
@@ -131,5 +156,5 @@ export async function checkSubjectFiles(subjects: readonly Subject[], paths: rea
     checks.push({ name: subject.name, file, expected: subject.digest.sha256, actual, ok });
     if (!ok) reasons.push(`subject "${subject.name}" changed: ${file} has sha256 ${actual}, the receipt says ${subject.digest.sha256}`);
   }
-  return { checks, notChecked, reasons };
+  return { checks, notChecked, notFound: foldersGiven ? [...notChecked] : [], reasons };
 }
