@@ -22,6 +22,7 @@ import type { BoundaryVerdict, GateResult } from '../../main/core/gate/gate-type
 import { openReference } from '../../main/session/session-sources.ts';
 import { EngineHost } from '../../engine/host/engine-host.ts';
 import { requireBuiltHost } from '../engine-host/engine-host-fixtures.ts';
+import { failureOf, openSession, removeTempDirs as removeSessionTempDirs } from '../session/session-fixtures.ts';
 import { REFERENCE_ENGINE, oracleBundle, referenceBundle } from '../helpers/paths.ts';
 import {
   TOY_ENGINE,
@@ -39,7 +40,10 @@ import {
 } from './gate-fixtures.ts';
 
 beforeAll(requireBuiltHost);
-afterAll(removeTempDirs);
+afterAll(() => {
+  removeTempDirs();
+  removeSessionTempDirs();
+});
 
 async function gateToys(specs: ToyCaseSpec[], over: { strict?: boolean } = {}): Promise<GateResult> {
   const root = tempDir('fc-toy');
@@ -222,6 +226,31 @@ describe('every reference and oracle digest is verified before the engine runs',
     expect((opened as BundleError).code).toBe('E_DIGEST');
     expect((opened as BundleError).field).toBe(where);
   }, 120_000);
+});
+
+describe('the app verifies a reference in full when it opens it', () => {
+  it('a wrong per-tensor sha256: the open fails naming the file, field and tensor; the session keeps what it had', async () => {
+    const root = tempDir('fc-session-digest');
+    const good = writeToyCase(join(root, 'good'), { oracle: true });
+    const bad = writeToyCase(join(root, 'bad'), { oracle: true });
+    editManifest(bad.referenceDir, (manifest) => {
+      (manifest.passes[2]?.boundaries[2] as { sha256: string }).sha256 = '1'.repeat(64);
+    });
+    const t = openSession('fc-session-digest');
+    try {
+      await t.call('openBundle', { dir: good.referenceDir });
+      const failure = await failureOf(t.call('openBundle', { dir: bad.referenceDir }));
+      expect(failure.code).toBe('E_BUNDLE');
+      expect(failure.message).toContain(join(bad.referenceDir, 'pass-002.safetensors'));
+      expect(failure.message).toContain('passes[2].boundaries[2].sha256');
+      expect(failure.message).toContain('tensor "toy.token"');
+      const after = await t.call('getSession', {});
+      expect(after.bundle?.dir).toBe(good.referenceDir);
+      expect(after.errors.at(-1)?.action).toBe('open bundle');
+    } finally {
+      await t.session.close();
+    }
+  });
 });
 
 describe("the reference's own padding past `valid` keeps its declared policy", () => {
