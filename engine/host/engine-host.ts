@@ -171,11 +171,28 @@ function processTransport(events: TransportEvents): Transport {
   const crumbDir = mkdtempSync(join(tmpdir(), 'ti-engine-host-'));
   const crumbPath = join(crumbDir, 'crumb');
   writeFileSync(crumbPath, new Uint8Array(CRUMB_BYTES));
+  // detached: the engine host leads a process group of its own, so whatever an engine forks
+  // can be killed with it (killGroup), and a Ctrl+C at the terminal reaches the caller only,
+  // which then decides how the run ends (abort). Its stdout and stderr are relayed through pipes
+  // this process owns and closes, so a lingering grandchild never holds the caller's stdout open.
   const child: ChildProcess = fork(script, [], {
     serialization: 'advanced',
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc', 'pipe'],
     execArgv: [],
+    detached: true,
   });
+  const relays = [child.stdout, child.stderr];
+  child.stdout?.pipe(process.stdout, { end: false });
+  child.stderr?.pipe(process.stderr, { end: false });
+  /** SIGKILLs the engine host and everything left in its process group (an engine's children). */
+  const killGroup = (): void => {
+    if (child.pid === undefined) return;
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // the group is already empty
+    }
+  };
   const lines = child.stdio[HOST_PROCESS_MESSAGE_FD] as Readable | null | undefined;
   if (!lines) throw new EngineHostError(`engine-host process has no pipe on fd ${HOST_PROCESS_MESSAGE_FD}`);
   let pending = '';
@@ -218,6 +235,8 @@ function processTransport(events: TransportEvents): Transport {
   });
   child.on('exit', (code, signal) => {
     exit = { code, signal };
+    // What the engine forked must not outlive its host (nor hold the message pipe open).
+    killGroup();
     if (pipeClosed) report();
     // Something the engine spawned may hold the pipe open: do not wait for it forever.
     else setTimeout(report, 1_000).unref();
@@ -236,16 +255,22 @@ function processTransport(events: TransportEvents): Transport {
       child.send(request);
     },
     kill() {
-      child.kill('SIGKILL');
+      killGroup();
     },
     async shutdown() {
       if (child.exitCode === null && child.signalCode === null) {
         if (child.connected) child.disconnect();
-        const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+        const timer = setTimeout(killGroup, 5_000);
         await exited;
         clearTimeout(timer);
       }
+      // The engine host is gone; anything the engine forked goes with it.
+      killGroup();
       lines.destroy();
+      for (const relay of relays) {
+        relay?.unpipe();
+        relay?.destroy();
+      }
       rmSync(crumbDir, { recursive: true, force: true });
     },
   };
@@ -371,12 +396,32 @@ export class EngineHost {
     try {
       host.loaded = (await host.request({ id: 0, op: 'load', library: host.library, crumb: host.transport.crumb })) as ReplyValue<'load'>;
     } catch (error) {
+      // A library can kill or wedge its host while it is loaded (a load-time constructor runs
+      // inside dlopen): that is a library that cannot be used as an engine, named as such.
+      const died = error instanceof EngineHostDeadError ? host.loadDeath() : null;
       await host.dispose();
-      throw error;
+      throw died ?? error;
     }
     for (const boundary of host.loaded.description.boundaries) host.stageOf.set(boundary.name, boundary.stage);
     host.boundaryNames = host.loaded.description.boundaries.map((boundary) => boundary.name);
     return host;
+  }
+
+  /** What a death during the load means for the library (called before dispose()). */
+  private loadDeath(): EngineLoadError {
+    const timedOut = this.timedOut;
+    if (timedOut !== null) {
+      return new EngineLoadError({
+        library: this.library,
+        failure: 'load_timeout',
+        detail: `loading the library did not finish within ${timedOut.timeoutMs} ms (a load-time constructor, ti_abi_version or ti_describe hangs); the engine host was killed`,
+      });
+    }
+    return new EngineLoadError({
+      library: this.library,
+      failure: 'load_crashed',
+      detail: `loading the library killed the engine host (a load-time constructor, ti_abi_version or ti_describe crashed): ${this.deadReason ?? 'it died'}`,
+    });
   }
 
   private get load(): ReplyValue<'load'> {
