@@ -135,7 +135,12 @@ export interface PassTimeout extends PassDeath {
   timeoutMs: number;
 }
 
-export type PassResult = PassOk | PassEngineError | PassCrashed | PassTimeout;
+/** The caller stopped the run (abort(): Ctrl+C, SIGTERM): the engine host was killed mid-pass. */
+export interface PassAborted extends PassDeath {
+  status: 'aborted';
+}
+
+export type PassResult = PassOk | PassEngineError | PassCrashed | PassTimeout | PassAborted;
 
 // ---- transports --------------------------------------------------------------------------
 
@@ -369,6 +374,10 @@ export class EngineHost {
   private lastRecord: { pass: number; name: string } | null = null;
   private captureDir: string | null = null;
   private timedOut: { op: WorkerOp; timeoutMs: number } | null = null;
+  /** Why the caller stopped the run (abort()), when it did. */
+  private abortedBy: string | null = null;
+  /** What onDeath did with the open capture, when there was one. */
+  private recovered: { manifestPath: string | null; error: string | null } | null = null;
   private deadReason: string | null = null;
   private deathHandled = false;
   private loaded: ReplyValue<'load'> | null = null;
@@ -518,6 +527,30 @@ export class EngineHost {
   get lastRecordSeen(): { pass: number; name: string } | null {
     return this.lastRecord;
   }
+
+  /**
+   * Stops the engine now, whatever it is doing (SIGKILL of the engine host and its process
+   * group): the run ends 'aborted' with `reason`, an open capture is recovered (its sealed passes
+   * kept, the pass in flight sealed from its whole records), a pending runPass resolves
+   * 'aborted' and every other call rejects. Resolves once that is done. No-op on a dead host.
+   */
+  async abort(reason: string): Promise<void> {
+    if (this.deathHandled) return;
+    this.abortedBy ??= reason;
+    const dead = new Promise<void>((resolve) => {
+      this.onDead = resolve;
+    });
+    this.transport.kill();
+    if (!this.transport.killIsConfirmed) void this.onDeath({ signal: null, exitCode: null, fatal: null });
+    await dead;
+  }
+
+  /** What became of the open capture when the host died (null when none was open). */
+  get recovery(): { manifestPath: string | null; error: string | null } | null {
+    return this.recovered;
+  }
+
+  private onDead: (() => void) | null = null;
 
   /** Closes the session and stops the worker (and its process). Safe to call twice. */
   async close(): Promise<void> {
@@ -671,7 +704,10 @@ export class EngineHost {
     const fatal = death.fatal ?? this.fatalMessage;
     const timedOut = this.timedOut;
     this.applyCrumb();
-    const how = timedOut
+    const aborted = this.abortedBy;
+    const how = aborted !== null
+      ? `${aborted}; the engine was stopped`
+      : timedOut
       ? `timed out: no answer to ${timedOut.op} within ${timedOut.timeoutMs} ms, the engine was killed`
       : death.signal
         ? `the engine-host process died of ${death.signal} (${SIGNAL_MEANING[death.signal] ?? 'signal'})`
@@ -691,7 +727,7 @@ export class EngineHost {
     let recoveryError: string | null = null;
     if (this.captureDir !== null) {
       const run: RunOutcome = {
-        status: timedOut ? 'timeout' : 'crashed',
+        status: aborted !== null ? 'aborted' : timedOut ? 'timeout' : 'crashed',
         message: reason,
         last_pass: this.lastRecord?.pass ?? null,
         last_boundary: this.lastRecord?.name ?? null,
@@ -702,6 +738,7 @@ export class EngineHost {
         recoveryError = error instanceof Error ? error.message : String(error);
       }
       this.captureDir = null;
+      this.recovered = { manifestPath: recoveredManifest, error: recoveryError };
     }
 
     for (const pending of pendings) {
@@ -715,15 +752,19 @@ export class EngineHost {
           recoveredManifest,
           recoveryError,
         };
-        const result: PassResult = timedOut
-          ? { ...base, status: 'timeout', timeoutMs: timedOut.timeoutMs }
-          : { ...base, status: 'crashed', signal: death.signal, exitCode: death.exitCode };
+        const result: PassResult =
+          aborted !== null
+            ? { ...base, status: 'aborted' }
+            : timedOut
+              ? { ...base, status: 'timeout', timeoutMs: timedOut.timeoutMs }
+              : { ...base, status: 'crashed', signal: death.signal, exitCode: death.exitCode };
         pending.resolve(result);
       } else {
         pending.reject(new EngineHostDeadError(`engine host for ${this.library} is dead: ${reason}`));
       }
     }
     void this.transport.shutdown(); // removes the crumb; a spinning thread is simply left behind
+    this.onDead?.();
   }
 }
 
