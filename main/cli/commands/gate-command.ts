@@ -4,7 +4,7 @@
 // with the seals as its last lines, and exits with the seals' code (0 pass, 1 fail, 2 usage).
 import type { KeyObject } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
-import { appendFile, mkdir, open, readdir } from 'node:fs/promises';
+import { appendFile, readdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { GATE_RECEIPT_FILE_NAME, writeGateReceipt } from '../../core/gate/gate-receipt.ts';
@@ -19,6 +19,7 @@ import { openBundle } from '../../core/bundle/bundle-reader.ts';
 import { compareLocalVsAccumulated, formatLocalVsAccumulated } from '../../core/capture/local-vs-accumulated.ts';
 import { formatAudioSummary, summarizeAudio } from '../../core/audio/audio-summary.ts';
 import { formatJunit } from '../../core/report/junit-report.ts';
+import { writeNewFileAtomically } from '../../core/report/new-file.ts';
 import { serializeGateResult } from '../../core/report/json-report.ts';
 import { embeddedDefaults } from '../../core/tool/tool-info.ts';
 import { EXIT_FAILURE, UsageError, type CliIO } from '../cli-io.ts';
@@ -124,15 +125,9 @@ async function assertEmptyWork(dir: string): Promise<void> {
   if ((await readdir(dir)).length > 0) throw new UsageError(`--work ${dir} exists and is not empty; the gate never writes over a previous run`);
 }
 
-/** Writes a report file that must not exist yet (created exclusively). */
+/** Writes a report file that must not exist yet, all or nothing (new-file.ts). */
 async function writeNewFile(path: string, text: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const handle = await open(path, 'wx');
-  try {
-    await handle.writeFile(text, 'utf8');
-  } finally {
-    await handle.close();
-  }
+  await writeNewFileAtomically(path, text);
 }
 
 interface SigningKey {

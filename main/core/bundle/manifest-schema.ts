@@ -315,12 +315,58 @@ export function parseManifest(raw: unknown, file: string): BundleManifest {
   // Absent provenance objects are replaced by {} so that every missing leaf is named, not
   // just the first missing object.
   const withSkeleton = withProvenanceSkeleton(top);
+  const entries = entryIssues(withSkeleton);
+  if (entries.total > MAX_REPORTED_ISSUES) {
+    throw BundleError.fromIssues(file, [
+      ...entries.issues,
+      { code: 'E_MANIFEST_SCHEMA', field: '(more)', message: `and ${entries.total - entries.issues.length} more problems in the entries above (the first ${entries.issues.length} are listed)` },
+    ]);
+  }
   const parsed = manifestSchemaFor(kind.data).safeParse(withSkeleton);
   if (!parsed.success) throw schemaError(issuesFromZod(parsed.error, withSkeleton, 'E_MANIFEST_SCHEMA'), file);
   const manifest: BundleManifest = parsed.data;
   const problems = semanticIssues(manifest);
   if (problems.length > 0) throw BundleError.fromIssues(file, problems);
   return manifest;
+}
+
+/** Problems listed at most in one error; past it, a count. */
+export const MAX_REPORTED_ISSUES = 100;
+
+/**
+ * Checks the list entries (inputs, known gaps, files, passes and their boundaries) one at a
+ * time, keeping the first MAX_REPORTED_ISSUES problems and counting the rest. zod gathers the
+ * issues of nested arrays by spreading them into their parent's list, which overflows the stack
+ * on a manifest with ~10^5 invalid entries: such a manifest is refused here, before the whole
+ * schema is parsed.
+ */
+function entryIssues(top: Readonly<Record<string, unknown>>): { issues: BundleIssue[]; total: number } {
+  const issues: BundleIssue[] = [];
+  let total = 0;
+  const check = (schema: z.ZodType, value: unknown, path: readonly PropertyKey[]): void => {
+    const result = schema.safeParse(value);
+    if (result.success) return;
+    const found = issuesFromZod(result.error, value, 'E_MANIFEST_SCHEMA', path);
+    total += found.length;
+    for (const issue of found) if (issues.length < MAX_REPORTED_ISSUES) issues.push(issue);
+  };
+  const each = (key: string, schema: z.ZodType): void => {
+    const list = top[key];
+    if (Array.isArray(list)) list.forEach((value: unknown, i) => check(schema, value, [key, i]));
+  };
+  each('inputs', InputEntrySchema);
+  each('known_gaps', KnownGapSchema);
+  each('files', FileEntrySchema);
+  const passes = top['passes'];
+  if (Array.isArray(passes)) {
+    passes.forEach((pass: unknown, p) => {
+      const boundaries = pass !== null && typeof pass === 'object' ? (pass as Record<string, unknown>)['boundaries'] : undefined;
+      if (!Array.isArray(boundaries)) return check(PassEntrySchema, pass, ['passes', p]);
+      check(PassEntrySchema, { ...(pass as Record<string, unknown>), boundaries: [] }, ['passes', p]);
+      boundaries.forEach((boundary: unknown, b) => check(BoundaryEntrySchema, boundary, ['passes', p, 'boundaries', b]));
+    });
+  }
+  return { issues, total };
 }
 
 /**
