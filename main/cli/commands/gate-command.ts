@@ -20,9 +20,11 @@ import { compareLocalVsAccumulated, formatLocalVsAccumulated } from '../../core/
 import { formatAudioSummary, summarizeAudio } from '../../core/audio/audio-summary.ts';
 import { formatJunit } from '../../core/report/junit-report.ts';
 import { writeNewFileAtomically } from '../../core/report/new-file.ts';
+import { evidenceChangedDuringRun } from '../../core/gate/evidence-recheck.ts';
 import { serializeGateResult } from '../../core/report/json-report.ts';
 import { embeddedDefaults } from '../../core/tool/tool-info.ts';
-import { EXIT_FAILURE, UsageError, type CliIO } from '../cli-io.ts';
+import { EXIT_FAILURE, EXIT_USAGE, UsageError, type CliIO } from '../cli-io.ts';
+import { BundleError } from '../../core/bundle/errors.ts';
 import { engineOptionsArg, isolationArg, parseCommandArgs, timeoutArg } from '../command-args.ts';
 
 export const GATE_USAGE = `usage: trace-inspector --gate [--engine <lib>] [--bundle <reference bundle>]... [--oracle <dir>]
@@ -274,6 +276,22 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
   }
   for (const warning of result.warnings) io.stderr(`gate: warning: ${warning}\n`);
 
+  // Everything read from the bundles after the verdicts (isolation, audio summaries) is read now,
+  // and the evidence is checked to be what was judged, all BEFORE anything is signed or written.
+  let sections: string[];
+  try {
+    sections = await reportSections(result);
+  } catch (error) {
+    if (!(error instanceof BundleError)) throw error;
+    io.stderr(`gate: a bundle changed while the gate ran: ${error.message}\ngate: no receipt or report was written (exit 2)\n`);
+    return EXIT_USAGE;
+  }
+  const changed = await evidenceChangedDuringRun(result);
+  if (changed !== null) {
+    io.stderr(`gate: ${changed}\ngate: the evidence is not what was judged: no receipt or report was written (exit 2)\n`);
+    return EXIT_USAGE;
+  }
+
   // Outputs: the receipt always; a failure to write evidence fails the run.
   const files: { label: string; path: string }[] = [];
   let writeFailed = false;
@@ -303,11 +321,23 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
     }
   }
 
+  for (const section of sections) io.stdout(section);
+  io.stdout(formatHumanReport(result, { files }));
+  if (writeFailed) {
+    io.stderr('gate: an output could not be written: exit 1 whatever the seals say (a gate without its evidence does not pass)\n');
+    return EXIT_FAILURE;
+  }
+  return result.seals.exitCode;
+}
+
+/** What the report prints before its seals; reads the bundles (a BundleError if one changed). */
+async function reportSections(result: GateResult): Promise<string[]> {
+  const sections: string[] = [];
   // With --isolate, the per-segment local error beside the accumulated error, before the report
   // (whose last lines are the seals).
   for (const item of result.cases) {
     if (item.isolatedDir === null || item.nativeDir === null) continue;
-    io.stdout(await localVsAccumulatedSection(item.id, item.nativeDir, item.isolatedDir, item.reference.dir));
+    sections.push(await localVsAccumulatedSection(item.id, item.nativeDir, item.isolatedDir, item.reference.dir));
   }
   // Cases with PCM output: how the native audio compares as a whole (informative, whatever the
   // contracts say; audio bounds declared in a contract are judged by the gate and listed in the
@@ -315,14 +345,9 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
   for (const item of result.cases) {
     if (item.nativeDir === null) continue;
     const line = await audioSection(item.id, item.nativeDir, item.reference.dir);
-    if (line !== null) io.stdout(line);
+    if (line !== null) sections.push(line);
   }
-  io.stdout(formatHumanReport(result, { files }));
-  if (writeFailed) {
-    io.stderr('gate: an output could not be written: exit 1 whatever the seals say (a gate without its evidence does not pass)\n');
-    return EXIT_FAILURE;
-  }
-  return result.seals.exitCode;
+  return sections;
 }
 
 /** Layer isolation of one case: where each segment adds error on its own vs inherits it. */
