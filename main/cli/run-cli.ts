@@ -84,6 +84,18 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
       io.stderr(`trace-inspector: ${error.message}\n`);
       return EXIT_USAGE;
     }
+    // A file-system refusal (ENOTDIR, EACCES, ENOSPC...) on a path the user named is bad input,
+    // whichever command met it: named with its path, exit 2, never an internal error.
+    if (isFileSystemError(error)) {
+      io.stderr(`trace-inspector: ${error.message}\n`);
+      return EXIT_USAGE;
+    }
     throw error;
   }
+}
+
+function isFileSystemError(error: unknown): error is NodeJS.ErrnoException {
+  if (!(error instanceof Error)) return false;
+  const { code, syscall } = error as NodeJS.ErrnoException;
+  return typeof code === 'string' && /^E[A-Z]+$/.test(code) && typeof syscall === 'string';
 }
