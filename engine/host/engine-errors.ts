@@ -10,7 +10,9 @@ export type EngineLoadFailure =
   | 'missing_symbol' // a ti_* function is not exported
   | 'abi_version' // ti_abi_version() is not the version this host speaks
   | 'describe_json' // ti_describe() is not JSON
-  | 'describe_schema'; // ti_describe() JSON breaks the catalogue schema
+  | 'describe_schema' // ti_describe() JSON breaks the catalogue schema
+  | 'load_crashed' // loading it killed the engine host (a load-time constructor crashed, ...)
+  | 'load_timeout'; // loading it did not finish within the watchdog (a load-time constructor hangs, ...)
 
 export interface EngineLoadErrorFields {
   readonly library: string;

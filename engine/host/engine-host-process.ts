@@ -43,8 +43,17 @@ function main(): void {
     }
     worker.postMessage(parsed.data);
   });
-  // The caller closed the channel (close(), or it died): nothing more will be asked.
-  process.on('disconnect', () => process.exit(0));
+  // The caller closed the channel (close(), or it died): nothing more will be asked. Everything
+  // the worker wrote is already on disk or in the pipe. process.exit() would wait for the worker
+  // thread, which never comes back if the engine spins in native code, so this process ends its
+  // whole group (itself and whatever the engine forked) at once.
+  process.on('disconnect', () => {
+    try {
+      process.kill(-process.pid, 'SIGKILL');
+    } catch {
+      process.kill(process.pid, 'SIGKILL');
+    }
+  });
 }
 
 main();

@@ -135,7 +135,12 @@ export interface PassTimeout extends PassDeath {
   timeoutMs: number;
 }
 
-export type PassResult = PassOk | PassEngineError | PassCrashed | PassTimeout;
+/** The caller stopped the run (abort(): Ctrl+C, SIGTERM): the engine host was killed mid-pass. */
+export interface PassAborted extends PassDeath {
+  status: 'aborted';
+}
+
+export type PassResult = PassOk | PassEngineError | PassCrashed | PassTimeout | PassAborted;
 
 // ---- transports --------------------------------------------------------------------------
 
@@ -171,11 +176,28 @@ function processTransport(events: TransportEvents): Transport {
   const crumbDir = mkdtempSync(join(tmpdir(), 'ti-engine-host-'));
   const crumbPath = join(crumbDir, 'crumb');
   writeFileSync(crumbPath, new Uint8Array(CRUMB_BYTES));
+  // detached: the engine host leads a process group of its own, so whatever an engine forks
+  // can be killed with it (killGroup), and a Ctrl+C at the terminal reaches the caller only,
+  // which then decides how the run ends (abort). Its stdout and stderr are relayed through pipes
+  // this process owns and closes, so a lingering grandchild never holds the caller's stdout open.
   const child: ChildProcess = fork(script, [], {
     serialization: 'advanced',
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc', 'pipe'],
     execArgv: [],
+    detached: true,
   });
+  const relays = [child.stdout, child.stderr];
+  child.stdout?.pipe(process.stdout, { end: false });
+  child.stderr?.pipe(process.stderr, { end: false });
+  /** SIGKILLs the engine host and everything left in its process group (an engine's children). */
+  const killGroup = (): void => {
+    if (child.pid === undefined) return;
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // the group is already empty
+    }
+  };
   const lines = child.stdio[HOST_PROCESS_MESSAGE_FD] as Readable | null | undefined;
   if (!lines) throw new EngineHostError(`engine-host process has no pipe on fd ${HOST_PROCESS_MESSAGE_FD}`);
   let pending = '';
@@ -218,6 +240,8 @@ function processTransport(events: TransportEvents): Transport {
   });
   child.on('exit', (code, signal) => {
     exit = { code, signal };
+    // What the engine forked must not outlive its host (nor hold the message pipe open).
+    killGroup();
     if (pipeClosed) report();
     // Something the engine spawned may hold the pipe open: do not wait for it forever.
     else setTimeout(report, 1_000).unref();
@@ -236,16 +260,22 @@ function processTransport(events: TransportEvents): Transport {
       child.send(request);
     },
     kill() {
-      child.kill('SIGKILL');
+      killGroup();
     },
     async shutdown() {
       if (child.exitCode === null && child.signalCode === null) {
         if (child.connected) child.disconnect();
-        const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+        const timer = setTimeout(killGroup, 5_000);
         await exited;
         clearTimeout(timer);
       }
+      // The engine host is gone; anything the engine forked goes with it.
+      killGroup();
       lines.destroy();
+      for (const relay of relays) {
+        relay?.unpipe();
+        relay?.destroy();
+      }
       rmSync(crumbDir, { recursive: true, force: true });
     },
   };
@@ -344,6 +374,10 @@ export class EngineHost {
   private lastRecord: { pass: number; name: string } | null = null;
   private captureDir: string | null = null;
   private timedOut: { op: WorkerOp; timeoutMs: number } | null = null;
+  /** Why the caller stopped the run (abort()), when it did. */
+  private abortedBy: string | null = null;
+  /** What onDeath did with the open capture, when there was one. */
+  private recovered: { manifestPath: string | null; error: string | null } | null = null;
   private deadReason: string | null = null;
   private deathHandled = false;
   private loaded: ReplyValue<'load'> | null = null;
@@ -371,12 +405,32 @@ export class EngineHost {
     try {
       host.loaded = (await host.request({ id: 0, op: 'load', library: host.library, crumb: host.transport.crumb })) as ReplyValue<'load'>;
     } catch (error) {
+      // A library can kill or wedge its host while it is loaded (a load-time constructor runs
+      // inside dlopen): that is a library that cannot be used as an engine, named as such.
+      const died = error instanceof EngineHostDeadError ? host.loadDeath() : null;
       await host.dispose();
-      throw error;
+      throw died ?? error;
     }
     for (const boundary of host.loaded.description.boundaries) host.stageOf.set(boundary.name, boundary.stage);
     host.boundaryNames = host.loaded.description.boundaries.map((boundary) => boundary.name);
     return host;
+  }
+
+  /** What a death during the load means for the library (called before dispose()). */
+  private loadDeath(): EngineLoadError {
+    const timedOut = this.timedOut;
+    if (timedOut !== null) {
+      return new EngineLoadError({
+        library: this.library,
+        failure: 'load_timeout',
+        detail: `loading the library did not finish within ${timedOut.timeoutMs} ms (a load-time constructor, ti_abi_version or ti_describe hangs); the engine host was killed`,
+      });
+    }
+    return new EngineLoadError({
+      library: this.library,
+      failure: 'load_crashed',
+      detail: `loading the library killed the engine host (a load-time constructor, ti_abi_version or ti_describe crashed): ${this.deadReason ?? 'it died'}`,
+    });
   }
 
   private get load(): ReplyValue<'load'> {
@@ -473,6 +527,30 @@ export class EngineHost {
   get lastRecordSeen(): { pass: number; name: string } | null {
     return this.lastRecord;
   }
+
+  /**
+   * Stops the engine now, whatever it is doing (SIGKILL of the engine host and its process
+   * group): the run ends 'aborted' with `reason`, an open capture is recovered (its sealed passes
+   * kept, the pass in flight sealed from its whole records), a pending runPass resolves
+   * 'aborted' and every other call rejects. Resolves once that is done. No-op on a dead host.
+   */
+  async abort(reason: string): Promise<void> {
+    if (this.deathHandled) return;
+    this.abortedBy ??= reason;
+    const dead = new Promise<void>((resolve) => {
+      this.onDead = resolve;
+    });
+    this.transport.kill();
+    if (!this.transport.killIsConfirmed) void this.onDeath({ signal: null, exitCode: null, fatal: null });
+    await dead;
+  }
+
+  /** What became of the open capture when the host died (null when none was open). */
+  get recovery(): { manifestPath: string | null; error: string | null } | null {
+    return this.recovered;
+  }
+
+  private onDead: (() => void) | null = null;
 
   /** Closes the session and stops the worker (and its process). Safe to call twice. */
   async close(): Promise<void> {
@@ -626,7 +704,10 @@ export class EngineHost {
     const fatal = death.fatal ?? this.fatalMessage;
     const timedOut = this.timedOut;
     this.applyCrumb();
-    const how = timedOut
+    const aborted = this.abortedBy;
+    const how = aborted !== null
+      ? `${aborted}; the engine was stopped`
+      : timedOut
       ? `timed out: no answer to ${timedOut.op} within ${timedOut.timeoutMs} ms, the engine was killed`
       : death.signal
         ? `the engine-host process died of ${death.signal} (${SIGNAL_MEANING[death.signal] ?? 'signal'})`
@@ -646,7 +727,7 @@ export class EngineHost {
     let recoveryError: string | null = null;
     if (this.captureDir !== null) {
       const run: RunOutcome = {
-        status: timedOut ? 'timeout' : 'crashed',
+        status: aborted !== null ? 'aborted' : timedOut ? 'timeout' : 'crashed',
         message: reason,
         last_pass: this.lastRecord?.pass ?? null,
         last_boundary: this.lastRecord?.name ?? null,
@@ -657,6 +738,7 @@ export class EngineHost {
         recoveryError = error instanceof Error ? error.message : String(error);
       }
       this.captureDir = null;
+      this.recovered = { manifestPath: recoveredManifest, error: recoveryError };
     }
 
     for (const pending of pendings) {
@@ -670,15 +752,19 @@ export class EngineHost {
           recoveredManifest,
           recoveryError,
         };
-        const result: PassResult = timedOut
-          ? { ...base, status: 'timeout', timeoutMs: timedOut.timeoutMs }
-          : { ...base, status: 'crashed', signal: death.signal, exitCode: death.exitCode };
+        const result: PassResult =
+          aborted !== null
+            ? { ...base, status: 'aborted' }
+            : timedOut
+              ? { ...base, status: 'timeout', timeoutMs: timedOut.timeoutMs }
+              : { ...base, status: 'crashed', signal: death.signal, exitCode: death.exitCode };
         pending.resolve(result);
       } else {
         pending.reject(new EngineHostDeadError(`engine host for ${this.library} is dead: ${reason}`));
       }
     }
     void this.transport.shutdown(); // removes the crumb; a spinning thread is simply left behind
+    this.onDead?.();
   }
 }
 

@@ -147,7 +147,7 @@ export const ReplyErrorSchema = z.discriminatedUnion('kind', [
   z.object({
     kind: z.literal('load'),
     library: z.string(),
-    failure: z.enum(['missing_file', 'not_regular_file', 'not_shared_library', 'missing_symbol', 'abi_version', 'describe_json', 'describe_schema']),
+    failure: z.enum(['missing_file', 'not_regular_file', 'not_shared_library', 'missing_symbol', 'abi_version', 'describe_json', 'describe_schema', 'load_crashed', 'load_timeout']),
     symbol: z.string().optional(),
     field: z.string().optional(),
     detail: z.string(),

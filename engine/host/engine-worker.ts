@@ -406,6 +406,20 @@ class EngineWorker {
     }
     const durationMs = performance.now() - started;
     this.announcer.flush();
+    // The host asked the engine to stop (a record callback returned nonzero) and the engine
+    // carried on to TI_OK: the pass still failed, for the host's reason, and says it was ignored.
+    if (status === TI_STATUS.TI_OK && pass.failure !== null) {
+      this.capture?.endPass(null);
+      return {
+        status: 'engine_error',
+        index,
+        kind,
+        code: 'TI_ERR_ABORTED',
+        message: `${pass.failure} (the engine ignored the request to stop and returned TI_OK)`,
+        recordCount: pass.recordCount,
+        lastBoundary: pass.lastBoundary,
+      };
+    }
     if (status !== TI_STATUS.TI_OK) {
       const message = pass.failure ?? abi.lastError(session);
       this.capture?.endPass(null);
@@ -431,6 +445,7 @@ class EngineWorker {
   private onRecord(_user: Pointer | null, address: Pointer): number {
     const pass = this.active;
     if (pass === null) return 1; // a record outside a pass: refuse it
+    if (pass.failure !== null) return 1; // the host already asked to stop: nothing more is taken
     try {
       this.takeRecord(pass, address);
       return 0;
@@ -462,6 +477,12 @@ class EngineWorker {
       if (extent < 0) throw new Error(`${name}: shape[${axis}] is ${extent}`);
       shape[axis] = extent;
       count *= extent;
+    }
+    if (!Number.isSafeInteger(count * DTYPE_SIZE[dtype])) {
+      throw new Error(
+        `${name}: engine contract violated: shape [${shape.join(', ')}] has ${count === Infinity ? 'more' : count.toExponential(3)} elements, ` +
+          `more bytes than 2^53 (the product of the extents ${count >= 2 ** 64 ? 'overflows 64 bits' : 'cannot be addressed'})`,
+      );
     }
     // Strides as emitted (contiguous when the engine passed NULL), whether they are the row-major
     // ones (an axis of extent 1 never moves: its stride is free; no elements: trivially

@@ -18,10 +18,10 @@
 
 #include "trace_abi.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
 /* What goes wrong in decode pass 1, after TOY_FAULT_AFTER boundaries of that pass. */
 #define TOY_FAULT_NONE 0
 #define TOY_FAULT_SEGV 1  /* dereference NULL */
@@ -30,6 +30,26 @@
 /* The TOY_FAULT_AFTER-th record of decode pass 1 points its data at unmapped memory: the host
  * faults (SIGSEGV) while copying it, inside the record callback. */
 #define TOY_FAULT_BAD_DATA 4
+/* The TOY_FAULT_AFTER-th record of decode pass 1 is emitted from a thread the engine creates
+ * (and joins): the host's record callback is bound to the thread that called ti_decode. */
+#define TOY_FAULT_FOREIGN_THREAD 5
+/* Prefill forks a child that sleeps 30 s holding every descriptor the engine host had (its
+ * stdout and stderr too), then exits: it must not outlive the engine host. */
+#define TOY_FAULT_FORK_LINGER 6
+/* Decode pass 1 emits a record the catalogue does not know (the host asks to stop), ignores the
+ * callback's answer and returns TI_OK. */
+#define TOY_FAULT_IGNORE_STOP 7
+/* The TOY_FAULT_AFTER-th record of decode pass 1 says shape [2^33, 2^31] (2^64 elements: the
+ * product overflows 64 bits; byte_length is what the overflowed product gives, 0). */
+#define TOY_FAULT_SHAPE_OVERFLOW 8
+
+/* What goes wrong while the library is loaded (a constructor runs at dlopen, before any ti_* call). */
+#define TOY_CONSTRUCTOR_NONE 0
+#define TOY_CONSTRUCTOR_SEGV 1
+#define TOY_CONSTRUCTOR_HANG 2
+#ifndef TOY_CONSTRUCTOR_FAULT
+#define TOY_CONSTRUCTOR_FAULT TOY_CONSTRUCTOR_NONE
+#endif
 
 #ifndef TOY_FAULT
 #define TOY_FAULT TOY_FAULT_NONE
@@ -42,6 +62,27 @@
 #endif
 #ifndef TOY_ENGINE_NAME
 #define TOY_ENGINE_NAME "toy"
+#endif
+
+#if TOY_FAULT == TOY_FAULT_FOREIGN_THREAD
+#include <pthread.h>
+#endif
+#if TOY_FAULT == TOY_FAULT_FORK_LINGER
+#include <sys/types.h>
+#include <unistd.h>
+#endif
+
+#if TOY_CONSTRUCTOR_FAULT != TOY_CONSTRUCTOR_NONE
+__attribute__((constructor)) static void toy_constructor_fault(void) {
+#if TOY_CONSTRUCTOR_FAULT == TOY_CONSTRUCTOR_SEGV
+    volatile int *volatile nowhere = NULL;
+    *nowhere = 42;
+#else
+    volatile int spin = 1;
+    while (spin) {
+    }
+#endif
+}
 #endif
 
 #define TOY_D 4
@@ -250,6 +291,28 @@ static void toy_fault_point(const ti_session *s, uint32_t pass_index, int *reach
 #endif
 }
 
+#if TOY_FAULT == TOY_FAULT_FOREIGN_THREAD
+struct toy_thread_call {
+    ti_session *s;
+    const ti_record *r;
+    int result;
+};
+
+static void *toy_thread_main(void *arg) {
+    struct toy_thread_call *call = arg;
+    call->result = call->s->fn(call->s->user, call->r);
+    return NULL;
+}
+
+static int toy_emit_from_thread(ti_session *s, const ti_record *r) {
+    struct toy_thread_call call = {s, r, 0};
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, toy_thread_main, &call) != 0) return 1;
+    pthread_join(thread, NULL);
+    return call.result;
+}
+#endif
+
 /* Returns nonzero when the callback asked to stop. */
 static int toy_emit(ti_session *s, int boundary, uint32_t pass_index, uint32_t kind, uint32_t dtype,
                     uint32_t rank, const int64_t *shape, const int64_t *strides, const void *data,
@@ -267,6 +330,29 @@ static int toy_emit(ti_session *s, int boundary, uint32_t pass_index, uint32_t k
     r.byte_length = byte_length;
 #if TOY_FAULT == TOY_FAULT_BAD_DATA
     if (pass_index == 1 && boundary == TOY_FAULT_AFTER - 1) r.data = (const void *)(uintptr_t)16; /* never mapped */
+#endif
+#if TOY_FAULT == TOY_FAULT_SHAPE_OVERFLOW
+    static const int64_t overflowing[2] = {(int64_t)1 << 33, (int64_t)1 << 31};
+    if (pass_index == 1 && boundary == TOY_FAULT_AFTER - 1) {
+        r.rank = 2;
+        r.shape = overflowing;
+        r.strides = NULL;
+        r.byte_length = (uint64_t)overflowing[0] * (uint64_t)overflowing[1] * 4u; /* wraps to 0 */
+    }
+#endif
+#if TOY_FAULT == TOY_FAULT_FOREIGN_THREAD
+    if (pass_index == 1 && boundary == TOY_FAULT_AFTER - 1) return toy_emit_from_thread(s, &r);
+#endif
+#if TOY_FAULT == TOY_FAULT_IGNORE_STOP
+    if (pass_index == 1 && boundary == 0) {
+        ti_record bogus = r;
+        bogus.name = "toy.not_in_catalogue";
+        (void)s->fn(s->user, &bogus); /* the host says stop; this engine does not listen */
+    }
+    if (pass_index == 1) {
+        (void)s->fn(s->user, &r);
+        return 0;
+    }
 #endif
     return s->fn(s->user, &r);
 }
@@ -338,6 +424,22 @@ done:
 TI_API ti_status ti_prefill(ti_session *s) {
     if (s == NULL) return TI_ERR_INVALID_ARGUMENT;
     s->error[0] = '\0';
+#if TOY_FAULT == TOY_FAULT_FORK_LINGER
+    pid_t child = fork();
+    if (child == 0) {
+        sleep(30);
+        _exit(0);
+    }
+    /* Tells the test which process must not outlive the engine host. */
+    const char *pid_file = getenv("TOY_LINGER_PID_FILE");
+    if (child > 0 && pid_file != NULL) {
+        FILE *f = fopen(pid_file, "w");
+        if (f != NULL) {
+            fprintf(f, "%d\n", (int)child);
+            fclose(f);
+        }
+    }
+#endif
     if (s->prompt == NULL) return toy_fail(s, TI_ERR_STATE, "prefill needs the input prompt_tokens");
     if (s->passes_run != 0) return toy_fail(s, TI_ERR_STATE, "prefill after prefill: call ti_reset first");
     return toy_pass(s, TI_PASS_PREFILL);

@@ -5,6 +5,7 @@ import { CAPTURE_USAGE, runCaptureCommand } from './commands/capture-command.ts'
 import { EXPORT_WAV_USAGE, runExportWavCommand } from './commands/export-wav-command.ts';
 import { GATE_USAGE, runGateCommand } from './commands/gate-command.ts';
 import { KEYGEN_USAGE, runKeygenCommand } from './commands/keygen-command.ts';
+import { RECOVER_USAGE, runRecoverCommand } from './commands/recover-command.ts';
 import { SERVE_USAGE, runServeCommand } from './commands/serve-command.ts';
 import { VERIFY_USAGE, runVerifyCommand } from './commands/verify-command.ts';
 import { EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from './cli-io.ts';
@@ -16,6 +17,7 @@ commands:
   capture     run an engine over a reference case and capture every boundary into a bundle
   verify      check a gate receipt's signature and the files it names
   keygen      create an Ed25519 key pair for signing receipts
+  recover     seal an interrupted capture (killed, crashed, disk full) into an aborted bundle
   export-wav  write a bundle's PCM stream (detok.pcm) as a 24 kHz float WAV
   serve       serve the app to a browser on 127.0.0.1 (URL with a per-run token)
   help        show this help (trace-inspector help <command> for one command)
@@ -29,6 +31,7 @@ const COMMAND_USAGE: Readonly<Record<string, string>> = {
   '--gate': GATE_USAGE,
   verify: VERIFY_USAGE,
   keygen: KEYGEN_USAGE,
+  recover: RECOVER_USAGE,
   'export-wav': EXPORT_WAV_USAGE,
   serve: SERVE_USAGE,
 };
@@ -53,6 +56,7 @@ const COMMANDS: Readonly<Record<string, CommandRunner>> = {
   gate: runGateCommand,
   verify: (rest, io) => runVerifyCommand(rest, io),
   keygen: (rest, io) => runKeygenCommand(rest, io),
+  recover: (rest, io) => runRecoverCommand(rest, io),
   'export-wav': (rest, io) => runExportWavCommand(rest, io),
   serve: (rest, io) => runServeCommand(rest, io),
   '--version': printVersion,
@@ -80,6 +84,18 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
       io.stderr(`trace-inspector: ${error.message}\n`);
       return EXIT_USAGE;
     }
+    // A file-system refusal (ENOTDIR, EACCES, ENOSPC...) on a path the user named is bad input,
+    // whichever command met it: named with its path, exit 2, never an internal error.
+    if (isFileSystemError(error)) {
+      io.stderr(`trace-inspector: ${error.message}\n`);
+      return EXIT_USAGE;
+    }
     throw error;
   }
+}
+
+function isFileSystemError(error: unknown): error is NodeJS.ErrnoException {
+  if (!(error instanceof Error)) return false;
+  const { code, syscall } = error as NodeJS.ErrnoException;
+  return typeof code === 'string' && /^E[A-Z]+$/.test(code) && typeof syscall === 'string';
 }

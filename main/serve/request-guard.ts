@@ -17,8 +17,14 @@ function allowedHosts(port: number): ReadonlySet<string> {
   return new Set([`127.0.0.1:${port}`, `localhost:${port}`]);
 }
 
-/** A single-valued header (Node joins or arrays some duplicates; any duplicate is refused). */
-function single(headers: IncomingHttpHeaders, name: 'host' | 'origin'): string | null | 'duplicate' {
+/**
+ * A single-valued header. Node keeps only the first of repeated Host headers and joins repeated
+ * Origin headers into one string, so repetition is counted in the raw header list: any is refused.
+ */
+function single(headers: IncomingHttpHeaders, rawHeaders: readonly string[], name: 'host' | 'origin'): string | null | 'duplicate' {
+  let count = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i]?.toLowerCase() === name) count += 1;
+  if (count > 1) return 'duplicate';
   const value: unknown = headers[name];
   if (value === undefined) return null;
   if (typeof value !== 'string') return 'duplicate';
@@ -26,13 +32,13 @@ function single(headers: IncomingHttpHeaders, name: 'host' | 'origin'): string |
 }
 
 /** Returns why the request must be refused, or null when its Host and Origin are ours. */
-export function checkHostAndOrigin(headers: IncomingHttpHeaders, port: number): Refusal | null {
-  const host = single(headers, 'host');
+export function checkHostAndOrigin(headers: IncomingHttpHeaders, rawHeaders: readonly string[], port: number): Refusal | null {
+  const host = single(headers, rawHeaders, 'host');
   if (host === null || host === 'duplicate') return { status: 400, reason: 'missing or repeated Host header' };
   if (!allowedHosts(port).has(host.toLowerCase())) {
     return { status: 403, reason: `Host "${host}" is not this server (expected 127.0.0.1:${port} or localhost:${port})` };
   }
-  const origin = single(headers, 'origin');
+  const origin = single(headers, rawHeaders, 'origin');
   // Browsers always send Origin on WebSocket upgrades and on cross-origin requests; a request
   // without one comes from a non-browser client, which the token alone governs.
   if (origin === null) return null;

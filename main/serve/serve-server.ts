@@ -108,7 +108,7 @@ export async function startServeServer(options: ServeServerOptions): Promise<Ser
   };
 
   const handleRequest = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
-    const guard = checkHostAndOrigin(request.headers, port);
+    const guard = checkHostAndOrigin(request.headers, request.rawHeaders, port);
     if (guard) return refuse(response, guard);
     if (request.method !== 'GET' && request.method !== 'HEAD') {
       response.writeHead(405, { ...headers, Allow: 'GET, HEAD', 'Content-Type': 'text/plain; charset=utf-8' });
@@ -166,7 +166,7 @@ export async function startServeServer(options: ServeServerOptions): Promise<Ser
   });
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
-    const guard = checkHostAndOrigin(request.headers, port);
+    const guard = checkHostAndOrigin(request.headers, request.rawHeaders, port);
     if (guard) return refuseUpgrade(socket, guard);
     const target = targetUrl(request);
     if (target === null || rawPathOf(request) !== API_PATH) return refuseUpgrade(socket, { status: 400, reason: `the WebSocket API is at ${API_PATH}` });

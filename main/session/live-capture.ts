@@ -142,7 +142,7 @@ export class LiveRun {
     }
     this.passes.push(result);
     const outcome = outcomeOf(result, this.host.lastRecordSeen?.name ?? null);
-    if (result.status === 'crashed' || result.status === 'timeout') {
+    if (result.status === 'crashed' || result.status === 'timeout' || result.status === 'aborted') {
       // The host is dead and has already recovered the capture from its journal.
       this.outcome = outcome;
       this.captureOpen = false;

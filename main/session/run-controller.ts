@@ -42,7 +42,7 @@ export interface RunControllerHooks {
   retire(bundle: TraceBundle): void;
 }
 
-const PASS_STATE: Readonly<Record<PassResult['status'], PassState>> = { ok: 'done', engine_error: 'failed', crashed: 'crashed', timeout: 'timeout' };
+const PASS_STATE: Readonly<Record<PassResult['status'], PassState>> = { ok: 'done', engine_error: 'failed', crashed: 'crashed', timeout: 'timeout', aborted: 'failed' };
 
 function runStatusOf(outcome: RunOutcome): RunStatus {
   // An aborted run was stopped between passes by the user: what it holds is complete.

@@ -6,12 +6,13 @@ import { EngineLoadError } from '../../../engine/host/engine-errors.ts';
 import { BundleError } from '../../core/bundle/errors.ts';
 import { openBundle, requireReferenceKind } from '../../core/bundle/bundle-reader.ts';
 import { diffCapture, summarizeCaptureDiff } from '../../core/capture/capture-diff.ts';
-import { CaptureUsageError, captureRun } from '../../core/capture/capture-run.ts';
+import { CaptureAbortedError, CaptureUsageError, CaptureWriteError, captureRun } from '../../core/capture/capture-run.ts';
 import { formatCaptureTable } from '../../core/capture/capture-table.ts';
 import { compareLocalVsAccumulated, formatLocalVsAccumulated } from '../../core/capture/local-vs-accumulated.ts';
 import { embeddedDefaults } from '../../core/tool/tool-info.ts';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from '../cli-io.ts';
 import { engineOptionsArg, isolationArg, parseCommandArgs, timeoutArg } from '../command-args.ts';
+import { stopOnSignals } from '../stop-signals.ts';
 
 export const CAPTURE_USAGE = `usage: trace-inspector capture [--engine <lib>] [--bundle <reference bundle>] [--out <dir>]
                               [--weights <file>] [--isolation process|thread] [--timeout <seconds>]
@@ -23,6 +24,8 @@ and prints a per-boundary table. Defaults: the built reference engine, the "inte
 reference's tokens and codes on every pass (the records keep the engine's own choices);
 --isolate also captures <out>-isolated with every injectable boundary fed the reference value and
 prints where error enters (local) vs where it is inherited (accumulated). See docs/self-test.md.
+Ctrl+C (SIGINT) or SIGTERM stops the engine and finishes the bundle as "aborted" with every
+sealed pass (exit 130 / 143; a second signal quits at once, leaving it for \`recover\`).
 `;
 
 const CaptureArgsSchema = z.object({
@@ -87,9 +90,11 @@ export async function runCaptureCommand(argv: readonly string[], io: CliIO, comm
   const outDir = resolve(io.cwd, args.out ?? join('runs', `${caseId}-${timestamp()}`));
 
   io.stderr(`capture: engine ${library}\ncapture: reference ${referenceDir}\ncapture: writing ${outDir}\n`);
+  const stop = stopOnSignals(io);
   let result;
   try {
     result = await captureRun({
+      signal: stop.signal,
       library,
       referenceDir,
       referenceVerified: true,
@@ -110,12 +115,32 @@ export async function runCaptureCommand(argv: readonly string[], io: CliIO, comm
       },
     });
   } catch (error) {
+    if (error instanceof CaptureAbortedError) {
+      io.stderr(`capture: ${error.message}\n`);
+      return stop.exitCode();
+    }
+    if (error instanceof CaptureWriteError) {
+      io.stderr(`capture: ${error.message}\n`);
+      return EXIT_FAILURE;
+    }
     if (error instanceof BundleError || error instanceof EngineLoadError || error instanceof CaptureUsageError) {
       throw new UsageError(error.message);
     }
     throw error;
+  } finally {
+    stop.dispose();
   }
 
+  if (result.run.status === 'aborted' && stop.signal.aborted) {
+    const sealed = result.passes.filter((pass) => pass.status === 'ok').length;
+    io.stderr(
+      result.manifestPath === null
+        ? `capture: aborted (${String(stop.signal.reason)}); the bundle in ${outDir} could not be finished: run \`trace-inspector recover ${outDir}\`\n`
+        : `capture: aborted (${String(stop.signal.reason)}); ${outDir} is finished as an aborted bundle with ${sealed} complete pass${sealed === 1 ? '' : 'es'} (and the whole records of the pass in flight)\n`,
+    );
+    await result.reference.close();
+    return stop.exitCode();
+  }
   if (result.manifestPath === null) {
     io.stderr(`capture: the engine ${result.run.status} and no bundle could be recovered\n`);
     return EXIT_FAILURE;

@@ -4,7 +4,7 @@
 // with the seals as its last lines, and exits with the seals' code (0 pass, 1 fail, 2 usage).
 import type { KeyObject } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
-import { appendFile, mkdir, open, readdir } from 'node:fs/promises';
+import { appendFile, readdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { GATE_RECEIPT_FILE_NAME, writeGateReceipt } from '../../core/gate/gate-receipt.ts';
@@ -20,9 +20,12 @@ import { BundleError } from '../../core/bundle/errors.ts';
 import { compareLocalVsAccumulated, formatLocalVsAccumulated } from '../../core/capture/local-vs-accumulated.ts';
 import { formatAudioSummary, summarizeAudio } from '../../core/audio/audio-summary.ts';
 import { formatJunit } from '../../core/report/junit-report.ts';
+import { writeNewFileAtomically } from '../../core/report/new-file.ts';
+import { evidenceChangedDuringRun } from '../../core/gate/evidence-recheck.ts';
 import { serializeGateResult } from '../../core/report/json-report.ts';
 import { embeddedDefaults } from '../../core/tool/tool-info.ts';
-import { EXIT_FAILURE, UsageError, type CliIO } from '../cli-io.ts';
+import { EXIT_FAILURE, EXIT_USAGE, UsageError, type CliIO } from '../cli-io.ts';
+import { BundleError } from '../../core/bundle/errors.ts';
 import { engineOptionsArg, isolationArg, parseCommandArgs, timeoutArg } from '../command-args.ts';
 
 export const GATE_USAGE = `usage: trace-inspector --gate [--engine <lib>] [--bundle <reference bundle>]... [--oracle <dir>]
@@ -125,15 +128,9 @@ async function assertEmptyWork(dir: string): Promise<void> {
   if ((await readdir(dir)).length > 0) throw new UsageError(`--work ${dir} exists and is not empty; the gate never writes over a previous run`);
 }
 
-/** Writes a report file that must not exist yet (created exclusively). */
+/** Writes a report file that must not exist yet, all or nothing (new-file.ts). */
 async function writeNewFile(path: string, text: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const handle = await open(path, 'wx');
-  try {
-    await handle.writeFile(text, 'utf8');
-  } finally {
-    await handle.close();
-  }
+  await writeNewFileAtomically(path, text);
 }
 
 interface SigningKey {
@@ -280,6 +277,22 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
   }
   for (const warning of result.warnings) io.stderr(`gate: warning: ${warning}\n`);
 
+  // Everything read from the bundles after the verdicts (isolation, audio summaries) is read now,
+  // and the evidence is checked to be what was judged, all BEFORE anything is signed or written.
+  let sections: string[];
+  try {
+    sections = await reportSections(result);
+  } catch (error) {
+    if (!(error instanceof BundleError)) throw error;
+    io.stderr(`gate: a bundle changed while the gate ran: ${error.message}\ngate: no receipt or report was written (exit 2)\n`);
+    return EXIT_USAGE;
+  }
+  const changed = await evidenceChangedDuringRun(result);
+  if (changed !== null) {
+    io.stderr(`gate: ${changed}\ngate: the evidence is not what was judged: no receipt or report was written (exit 2)\n`);
+    return EXIT_USAGE;
+  }
+
   // Outputs: the receipt always; a failure to write evidence fails the run.
   const files: { label: string; path: string }[] = [];
   let writeFailed = false;
@@ -309,11 +322,23 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
     }
   }
 
+  for (const section of sections) io.stdout(section);
+  io.stdout(formatHumanReport(result, { files }));
+  if (writeFailed) {
+    io.stderr('gate: an output could not be written: exit 1 whatever the seals say (a gate without its evidence does not pass)\n');
+    return EXIT_FAILURE;
+  }
+  return result.seals.exitCode;
+}
+
+/** What the report prints before its seals; reads the bundles (a BundleError if one changed). */
+async function reportSections(result: GateResult): Promise<string[]> {
+  const sections: string[] = [];
   // With --isolate, the per-segment local error beside the accumulated error, before the report
   // (whose last lines are the seals).
   for (const item of result.cases) {
     if (item.isolatedDir === null || item.nativeDir === null) continue;
-    io.stdout(await localVsAccumulatedSection(item.id, item.nativeDir, item.isolatedDir, item.reference.dir));
+    sections.push(await localVsAccumulatedSection(item.id, item.nativeDir, item.isolatedDir, item.reference.dir));
   }
   // Cases with PCM output: how the native audio compares as a whole (informative, whatever the
   // contracts say; audio bounds declared in a contract are judged by the gate and listed in the
@@ -321,14 +346,9 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
   for (const item of result.cases) {
     if (item.nativeDir === null) continue;
     const line = await audioSection(item.id, item.nativeDir, item.reference.dir);
-    if (line !== null) io.stdout(line);
+    if (line !== null) sections.push(line);
   }
-  io.stdout(formatHumanReport(result, { files }));
-  if (writeFailed) {
-    io.stderr('gate: an output could not be written: exit 1 whatever the seals say (a gate without its evidence does not pass)\n');
-    return EXIT_FAILURE;
-  }
-  return result.seals.exitCode;
+  return sections;
 }
 
 // The sections below re-read bundles the gate already verified and judged: they open them without

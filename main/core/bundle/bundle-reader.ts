@@ -4,6 +4,7 @@
 // verified against its own sha256.
 import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { JOURNAL_FILE_NAME } from './capture-journal.ts';
 import { sha256Bytes, sha256File, createSha256 } from './digest.ts';
 import type { DType } from './dtype.ts';
 import { BundleError, formatFieldPath, type BundleIssue } from './errors.ts';
@@ -220,7 +221,12 @@ async function verifyFileAndTensors(
 }
 
 async function readManifest(dir: string, manifestPath: string): Promise<BundleManifest> {
-  const real = await resolveInsideBundle(dir, MANIFEST_FILE_NAME, { file: manifestPath, field: '(file)' });
+  let real: string;
+  try {
+    real = await resolveInsideBundle(dir, MANIFEST_FILE_NAME, { file: manifestPath, field: '(file)' });
+  } catch (error) {
+    throw (await interruptedCaptureError(dir, manifestPath, error)) ?? error;
+  }
   const info = await stat(real);
   if (!info.isFile()) throw new BundleError('E_FILE_NOT_REGULAR', manifestPath, '(file)', 'is not a regular file');
   if (info.size > MAX_MANIFEST_BYTES) {
@@ -234,6 +240,27 @@ async function readManifest(dir: string, manifestPath: string): Promise<BundleMa
     throw new BundleError('E_MANIFEST_JSON', manifestPath, '(root)', 'is not valid UTF-8', { cause });
   }
   return parseManifestJson(text, manifestPath);
+}
+
+/**
+ * A folder with a capture journal and no manifest holds a capture that never finished (its
+ * process was killed, crashed, or the disk filled up): say so, and how to seal it.
+ */
+async function interruptedCaptureError(dir: string, manifestPath: string, error: unknown): Promise<BundleError | null> {
+  if (!(error instanceof BundleError) || error.code !== 'E_FILE_MISSING') return null;
+  try {
+    if (!(await stat(join(dir, JOURNAL_FILE_NAME))).isFile()) return null;
+  } catch {
+    return null;
+  }
+  return new BundleError(
+    'E_FILE_MISSING',
+    manifestPath,
+    '(file)',
+    `no ${MANIFEST_FILE_NAME}, but a capture journal (${JOURNAL_FILE_NAME}): this folder holds a capture that was interrupted (or is still running). ` +
+      `Run \`trace-inspector recover ${dir}\` to seal its passes into a bundle`,
+    { cause: error },
+  );
 }
 
 const locationKey = (passIndex: number | 'input', name: string): string => `${passIndex}\u0000${name}`;

@@ -77,6 +77,9 @@ export class BundleError extends Error {
   }
 }
 
+/** Problems a message lists at most. */
+const LISTED_ISSUES = 101;
+
 /** A BundleError listing several issues (kept a subclass so the base constructor stays simple). */
 class MultiIssueBundleError extends BundleError {
   override readonly issues: readonly BundleIssue[];
@@ -85,7 +88,9 @@ class MultiIssueBundleError extends BundleError {
     const first = issues[0] as BundleIssue;
     super(code, file, first.field, first.message);
     this.issues = issues;
-    const lines = issues.map((issue) => `  ${issue.field}: ${issue.message}`);
+    // A message stays readable: the first LISTED_ISSUES problems, then a count (issues keeps all).
+    const lines = issues.slice(0, LISTED_ISSUES).map((issue) => `  ${issue.field}: ${issue.message}`);
+    if (issues.length > LISTED_ISSUES) lines.push(`  ... and ${issues.length - LISTED_ISSUES} more`);
     this.message = `${file}: ${issues.length} problems:\n${lines.join('\n')}`;
   }
 }

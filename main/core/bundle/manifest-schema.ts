@@ -324,12 +324,78 @@ export function parseManifest(raw: unknown, file: string): BundleManifest {
   // Absent provenance objects are replaced by {} so that every missing leaf is named, not
   // just the first missing object.
   const withSkeleton = withProvenanceSkeleton(top);
+  const entries = entryIssues(withSkeleton);
+  if (entries.stoppedAt !== null) {
+    throw BundleError.fromIssues(file, [
+      ...entries.issues,
+      {
+        code: 'E_MANIFEST_SCHEMA',
+        field: '(more)',
+        message: `and more problems: checking stopped at ${entries.stoppedAt} after the first ${entries.issues.length} (of ${entries.entries} list entries)`,
+      },
+    ]);
+  }
   const parsed = manifestSchemaFor(kind.data).safeParse(withSkeleton);
   if (!parsed.success) throw schemaError(issuesFromZod(parsed.error, withSkeleton, 'E_MANIFEST_SCHEMA'), file);
   const manifest: BundleManifest = parsed.data;
   const problems = semanticIssues(manifest);
   if (problems.length > 0) throw BundleError.fromIssues(file, problems);
   return manifest;
+}
+
+/** Problems listed at most in one error; past it, a count. */
+export const MAX_REPORTED_ISSUES = 100;
+
+/**
+ * Checks the list entries (inputs, known gaps, files, passes and their boundaries) one at a
+ * time, keeping the first MAX_REPORTED_ISSUES problems and stopping at the next one. zod gathers the
+ * issues of nested arrays by spreading them into their parent's list, which overflows the stack
+ * on a manifest with ~10^5 invalid entries: such a manifest is refused here, before the whole
+ * schema is parsed.
+ */
+function entryIssues(top: Readonly<Record<string, unknown>>): { issues: BundleIssue[]; stoppedAt: string | null; entries: number } {
+  const issues: BundleIssue[] = [];
+  let stoppedAt: string | null = null;
+  let entries = 0;
+  /** Checks one entry; false once more than MAX_REPORTED_ISSUES problems were found (the caller stops). */
+  const check = (schema: z.ZodType, value: unknown, path: readonly PropertyKey[]): boolean => {
+    if (stoppedAt !== null) return false;
+    const result = schema.safeParse(value);
+    if (result.success) return true;
+    for (const issue of issuesFromZod(result.error, value, 'E_MANIFEST_SCHEMA', path)) {
+      if (issues.length === MAX_REPORTED_ISSUES) {
+        stoppedAt = formatFieldPath(path);
+        return false;
+      }
+      issues.push(issue);
+    }
+    return true;
+  };
+  const each = (key: string, schema: z.ZodType): void => {
+    const list = top[key];
+    if (!Array.isArray(list)) return;
+    entries += list.length;
+    for (let i = 0; i < list.length && check(schema, list[i], [key, i]); i++);
+  };
+  each('inputs', InputEntrySchema);
+  each('known_gaps', KnownGapSchema);
+  each('files', FileEntrySchema);
+  const passes = top['passes'];
+  if (Array.isArray(passes)) {
+    entries += passes.length;
+    for (let p = 0; p < passes.length && stoppedAt === null; p++) {
+      const pass: unknown = passes[p];
+      const boundaries = pass !== null && typeof pass === 'object' ? (pass as Record<string, unknown>)['boundaries'] : undefined;
+      if (!Array.isArray(boundaries)) {
+        check(PassEntrySchema, pass, ['passes', p]);
+        continue;
+      }
+      entries += boundaries.length;
+      check(PassEntrySchema, { ...(pass as Record<string, unknown>), boundaries: [] }, ['passes', p]);
+      for (let b = 0; b < boundaries.length && check(BoundaryEntrySchema, boundaries[b], ['passes', p, 'boundaries', b]); b++);
+    }
+  }
+  return { issues, stoppedAt, entries };
 }
 
 /**

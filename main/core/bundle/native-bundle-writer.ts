@@ -27,6 +27,7 @@ import {
   type JournalHeader,
   type JournalLine,
 } from './capture-journal.ts';
+import { CAPTURE_LOCK_FILE_NAME } from './capture-lock.ts';
 import { FileSpillLog, type SpillLog, type SpillLogFactory } from './capture-spill.ts';
 import { sha256Bytes } from './digest.ts';
 import { DTYPE_SIZE, DTypeSchema, elementCount, type DType } from './dtype.ts';
@@ -370,7 +371,8 @@ const field = (name: string, part: string): string => `record ${JSON.stringify(n
 function prepareEmptyTarget(dir: string): void {
   if (existsSync(dir)) {
     if (!statSync(dir).isDirectory()) throw new BundleError('E_TARGET_NOT_EMPTY', dir, '(folder)', 'exists and is not a folder');
-    const entries = readdirSync(dir);
+    // The capture lock (capture-lock.ts) is taken in the folder before the capture starts.
+    const entries = readdirSync(dir).filter((entry) => entry !== CAPTURE_LOCK_FILE_NAME);
     if (entries.length > 0) {
       throw new BundleError('E_TARGET_NOT_EMPTY', dir, '(folder)', `is not empty (${entries.length} entries, e.g. ${entries[0]}); captures write into a fresh folder and never overwrite a bundle`);
     }

@@ -8,13 +8,16 @@
 //   teacherForce  every pass gets the reference's token-like boundaries (teacher-forcing.ts);
 //   isolate       after the normal capture, a second session captures an "isolated" bundle in
 //                 which every injectable boundary gets the reference value (layer-isolation.ts).
+import { existsSync, rmdirSync, statSync } from 'node:fs';
 import { mkdir, readdir } from 'node:fs/promises';
-import { resolve } from 'node:path';
-import { EngineCallError } from '../../../engine/host/engine-errors.ts';
+import { join, resolve } from 'node:path';
+import { EngineCallError, EngineHostDeadError, EngineHostError } from '../../../engine/host/engine-errors.ts';
 import { EngineHost, type Isolation, type PassResult } from '../../../engine/host/engine-host.ts';
 import { openBundle, requireReferenceKind, resolveWeights, type TraceBundle } from '../bundle/bundle-reader.ts';
+import { acquireCaptureLock, CAPTURE_LOCK_FILE_NAME, CaptureLockedError, lockHolderAlive, readCaptureLock, type CaptureLock } from '../bundle/capture-lock.ts';
+import { JOURNAL_FILE_NAME } from '../bundle/capture-journal.ts';
 import { sha256File } from '../bundle/digest.ts';
-import type { BundleManifest, RunOutcome } from '../bundle/manifest-schema.ts';
+import { MANIFEST_FILE_NAME, type BundleManifest, type RunOutcome } from '../bundle/manifest-schema.ts';
 import type { NativeCaptureHeader } from '../bundle/native-bundle-writer.ts';
 import { toolInfo } from '../tool/tool-info.ts';
 import { addRuntimeProvenance, type InjectionPlan, type RuntimeValue } from './injection-plan.ts';
@@ -71,6 +74,13 @@ export interface CaptureOptions {
   isolatedOutDir?: string;
   /** Called after each pass of the isolated run. */
   onIsolatedPass?: (result: PassResult) => void;
+  /**
+   * Stops the run when aborted (its reason, a string such as "SIGINT received", is recorded):
+   * the engine is stopped at once, the bundle is finished as `aborted` with every sealed pass
+   * and the whole records of the pass in flight. Aborted before the capture began: rejects
+   * with CaptureAbortedError and writes nothing.
+   */
+  signal?: AbortSignal;
 }
 
 /** The second, isolated capture of a run asked for with `isolate`. */
@@ -96,16 +106,111 @@ export interface CaptureResult {
   isolated?: IsolatedCapture;
 }
 
-/** Refuses to write evidence over anything: the target must be absent or an empty folder. */
-async function assertFreshTarget(outDir: string): Promise<void> {
+/**
+ * Refuses to write evidence over anything: the target must be absent or an empty folder (its
+ * capture lock aside, see takeTarget). Every way it can fail is a CaptureUsageError naming it.
+ */
+async function assertFreshTarget(outDir: string, lockIsOurs = false): Promise<void> {
+  let entries: string[];
   try {
-    const entries = await readdir(outDir);
-    if (entries.length > 0) {
-      throw new CaptureUsageError(`--out ${outDir}: the folder exists and is not empty; captures never write over existing data`);
-    }
+    entries = await readdir(outDir);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return;
+    throw targetError(outDir, error);
   }
+  entries = entries.filter((entry) => entry !== CAPTURE_LOCK_FILE_NAME);
+  const lock = lockIsOurs ? null : readCaptureLock(outDir);
+  if (lock !== null && lockHolderAlive(lock)) throw new CaptureUsageError(`--out ${new CaptureLockedError(outDir, lock).message}`);
+  if (entries.includes(JOURNAL_FILE_NAME) && !entries.includes(MANIFEST_FILE_NAME)) {
+    throw new CaptureUsageError(
+      `--out ${outDir}: the folder holds an interrupted capture (${JOURNAL_FILE_NAME} without ${MANIFEST_FILE_NAME}); ` +
+        `run \`trace-inspector recover ${outDir}\` to seal what it holds, or choose another --out`,
+    );
+  }
+  if (entries.length > 0) {
+    throw new CaptureUsageError(`--out ${outDir}: the folder exists and is not empty; captures never write over existing data`);
+  }
+}
+
+/** A file-system failure on the target, as a usage error that says what is in the way. */
+function targetError(outDir: string, error: unknown): CaptureUsageError {
+  const code = (error as NodeJS.ErrnoException).code;
+  switch (code) {
+    case 'ENOTDIR':
+      return new CaptureUsageError(`--out ${outDir}: ${isFile(outDir) ? 'is a file, not a folder' : 'lies below a file (a path component is not a folder)'}`);
+    case 'EEXIST':
+      return new CaptureUsageError(`--out ${outDir}: exists and is not a folder`);
+    case 'EACCES':
+    case 'EPERM':
+    case 'EROFS':
+      return new CaptureUsageError(`--out ${outDir}: cannot be written (${code})`);
+    case 'ENOSPC':
+    case 'EDQUOT':
+      return new CaptureUsageError(`--out ${outDir}: the disk is full (${code}); nothing was captured`);
+    case 'ENAMETOOLONG':
+    case 'ELOOP':
+    case 'EINVAL':
+      return new CaptureUsageError(`--out ${outDir}: not a usable folder path (${code})`);
+    default:
+      return new CaptureUsageError(`--out ${outDir}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Takes the target for this capture: checks it is fresh, then creates it and its capture lock
+ * (O_EXCL), so a second capture into the same folder at the same time is refused by name.
+ */
+async function takeTarget(outDir: string): Promise<CaptureLock> {
+  await assertFreshTarget(outDir);
+  const created = !existsSync(outDir);
+  let lock: CaptureLock;
+  try {
+    lock = acquireCaptureLock(outDir);
+  } catch (error) {
+    if (error instanceof CaptureLockedError) throw new CaptureUsageError(`--out ${error.message}`);
+    throw targetError(outDir, error);
+  }
+  try {
+    // Another capture may have finished into it between the check and the lock.
+    await assertFreshTarget(outDir, true);
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+  return {
+    path: lock.path,
+    release() {
+      lock.release();
+      // A folder this capture made and never wrote into (the engine did not load, the isolated
+      // run was skipped) goes again.
+      if (created) {
+        try {
+          rmdirSync(outDir);
+        } catch {
+          // not empty: it holds the capture
+        }
+      }
+    },
+  };
+}
+
+/** Writing the bundle failed (ENOSPC, EROFS...): the message says what was kept and how to recover it. */
+export class CaptureWriteError extends Error {
+  override name = 'CaptureWriteError';
+}
+
+/** The capture was stopped (Ctrl+C, SIGTERM) before it wrote anything: no bundle. */
+export class CaptureAbortedError extends Error {
+  override name = 'CaptureAbortedError';
 }
 
 /** A capture that cannot start because of how it was asked for (exit code 2). */
@@ -167,6 +272,8 @@ export function outcomeOf(result: PassResult, lastBoundary: string | null): RunO
       return { status: 'crashed', message: result.message, last_pass: result.index, last_boundary: result.lastBoundary };
     case 'timeout':
       return { status: 'timeout', message: result.message, last_pass: result.index, last_boundary: result.lastBoundary };
+    case 'aborted':
+      return { status: 'aborted', message: result.message, last_pass: result.index, last_boundary: result.lastBoundary };
   }
 }
 
@@ -227,7 +334,44 @@ async function captureSession(
 ): Promise<SessionCapture> {
   const passes: PassResult[] = [];
   await mkdir(outDir, { recursive: true });
-  await host.beginCapture(outDir, header);
+  try {
+    await host.beginCapture(outDir, header);
+  } catch (error) {
+    if (error instanceof EngineHostError) throw new CaptureWriteError(`the capture could not start in ${outDir}: ${error.message}`);
+    throw error;
+  }
+  try {
+    return await capturePasses(host, reference, plan, onPass, passes);
+  } catch (error) {
+    if (error instanceof EngineHostError) {
+      // Writing the bundle failed (a full disk, a folder made read-only...): what was sealed stays.
+      throw new CaptureWriteError(
+        `the capture in ${outDir} could not be written to the end: ${error.message}. ` +
+          `Every pass sealed before it is kept with the capture journal: once the cause is fixed, run \`trace-inspector recover ${outDir}\``,
+      );
+    }
+    // The host died between passes (aborted, or killed while finishing): it recovered the capture.
+    const recovery = host.recovery;
+    if (!(error instanceof EngineHostDeadError) || recovery === null) throw error;
+    const last = passes.at(-1);
+    const run: RunOutcome = { status: 'aborted', message: error.message, last_pass: last?.index ?? null, last_boundary: host.lastRecordSeen?.name ?? null };
+    if (recovery.manifestPath !== null) {
+      const recovered = await openBundle(outDir, { verify: 'none' });
+      const status = recovered.manifest.run?.status;
+      await recovered.close();
+      if (status !== undefined) run.status = status;
+    }
+    return { manifestPath: recovery.manifestPath, run, passes, injections: 0 };
+  }
+}
+
+async function capturePasses(
+  host: EngineHost,
+  reference: TraceBundle,
+  plan: InjectionPlan | null,
+  onPass: ((result: PassResult) => void) | undefined,
+  passes: PassResult[],
+): Promise<SessionCapture> {
 
   let lastBoundary: string | null = null;
   const unsubscribe = host.onRecord((event) => {
@@ -259,7 +403,7 @@ async function captureSession(
     const manifestPath = await host.finishCapture(run);
     return { manifestPath, run, passes, injections };
   }
-  // The engine-host process died: the host recovered the bundle from its journal.
+  // The engine-host process died (crash, timeout, abort): the host recovered the bundle from its journal.
   return { manifestPath: last.recoveredManifest, run, passes, injections };
 }
 
@@ -336,6 +480,10 @@ function startHost(options: CaptureOptions): Promise<EngineHost> {
   });
 }
 
+function abortReason(signal: AbortSignal): string {
+  return typeof signal.reason === 'string' ? signal.reason : 'the capture was aborted';
+}
+
 export async function captureRun(options: CaptureOptions): Promise<CaptureResult> {
   const reference = await openBundle(resolve(options.referenceDir), options.referenceVerified === true ? { verify: 'none' } : {});
   try {
@@ -346,59 +494,91 @@ export async function captureRun(options: CaptureOptions): Promise<CaptureResult
     throw error;
   }
   const outDir = resolve(options.outDir);
-  await assertFreshTarget(outDir);
   const isolatedDir = options.isolate ? resolve(options.isolatedOutDir ?? isolatedBundleDir(outDir)) : null;
-  if (isolatedDir !== null) {
-    if (isolatedDir === outDir) throw new CaptureUsageError(`the isolated bundle cannot go to --out ${outDir} itself`);
-    await assertFreshTarget(isolatedDir);
-  }
+  if (isolatedDir === outDir) throw new CaptureUsageError(`the isolated bundle cannot go to --out ${outDir} itself`);
+  await assertFreshTarget(outDir);
+  if (isolatedDir !== null) await assertFreshTarget(isolatedDir);
   const weightsPath = options.weightsPath ? resolve(options.weightsPath) : await resolveWeights(reference);
   const referenceSha256 = options.teacherForce || options.isolate ? (await sha256File(reference.manifestPath)).sha256 : '';
 
-  let host = await startHost(options);
+  const locks: CaptureLock[] = [];
+  const signal = options.signal;
+  let host: EngineHost | null = null;
+  const onAbort = (): void => {
+    if (host !== null && signal !== undefined) void host.abort(abortReason(signal));
+  };
+  signal?.addEventListener('abort', onAbort, { once: true });
   try {
-    const inputs = await prepareSession(host, reference, weightsPath, options.options);
-    const plans = capturePlans(reference, host.description, {
-      teacherForce: options.teacherForce === true,
-      forceRoundingDecisions: options.forceRoundingDecisions !== false,
-      referenceSha256,
-    });
-    const main = await captureSession(
-      host,
-      reference,
-      outDir,
-      nativeHeader(reference.manifest, host, options.command, inputs, plans.runtime),
-      plans.plan,
-      options.onPass,
-    );
-    const result: CaptureResult = { reference, manifestPath: main.manifestPath, run: main.run, passes: main.passes };
-
-    if (main.manifestPath !== null) {
-      const summary = await recordTeacherForcing(outDir, reference, plans, main.injections);
-      if (summary !== null) result.teacherForcing = summary;
+    locks.push(await takeTarget(outDir));
+    if (isolatedDir !== null) locks.push(await takeTarget(isolatedDir));
+    host = await startHost(options);
+    if (signal?.aborted) throw new CaptureAbortedError(abortReason(signal));
+    return await captureWith(host, options, { reference, outDir, isolatedDir, weightsPath, referenceSha256, restart: async () => (host = await startHost(options)) });
+  } catch (error) {
+    // Stopped before the capture began: nothing of it was written.
+    if (signal?.aborted && !(error instanceof CaptureAbortedError) && !existsSync(join(outDir, MANIFEST_FILE_NAME))) {
+      throw new CaptureAbortedError(`${abortReason(signal)} before the capture began; nothing was written`, { cause: error });
     }
-
-    if (isolatedDir !== null) {
-      if (main.run.status === 'crashed' || main.run.status === 'timeout') {
-        const skipped = `the main run ${main.run.status === 'crashed' ? 'crashed' : 'timed out'}: the isolated run was not attempted`;
-        result.isolated = { dir: isolatedDir, manifestPath: null, run: null, passes: [], skipped };
-      } else {
-        // The same session, back to before prefill (inputs and options are kept).
-        if (host.alive) {
-          await host.reset();
-        } else {
-          await host.close().catch(() => undefined);
-          host = await startHost(options);
-          await prepareSession(host, reference, weightsPath, options.options);
-        }
-        const plan = isolationPlan(reference, host.description);
-        const header = nativeHeader(reference.manifest, host, options.command, inputs, isolationRuntime(referenceSha256, plan));
-        const isolated = await captureSession(host, reference, isolatedDir, header, plan, options.onIsolatedPass);
-        result.isolated = { dir: isolatedDir, manifestPath: isolated.manifestPath, run: isolated.run, passes: isolated.passes, skipped: null };
-      }
-    }
-    return result;
+    throw error;
   } finally {
-    await host.close().catch(() => undefined);
+    signal?.removeEventListener('abort', onAbort);
+    await (host as EngineHost | null)?.close().catch(() => undefined);
+    for (const lock of locks) lock.release();
   }
+}
+
+interface CaptureTargets {
+  reference: TraceBundle;
+  outDir: string;
+  isolatedDir: string | null;
+  weightsPath: string;
+  referenceSha256: string;
+  /** Starts a fresh host (after the first died) and makes it the one an abort stops. */
+  restart(): Promise<EngineHost>;
+}
+
+async function captureWith(first: EngineHost, options: CaptureOptions, targets: CaptureTargets): Promise<CaptureResult> {
+  const { reference, outDir, isolatedDir, weightsPath, referenceSha256 } = targets;
+  let host = first;
+  const inputs = await prepareSession(host, reference, weightsPath, options.options);
+  const plans = capturePlans(reference, host.description, {
+    teacherForce: options.teacherForce === true,
+    forceRoundingDecisions: options.forceRoundingDecisions !== false,
+    referenceSha256,
+  });
+  const main = await captureSession(
+    host,
+    reference,
+    outDir,
+    nativeHeader(reference.manifest, host, options.command, inputs, plans.runtime),
+    plans.plan,
+    options.onPass,
+  );
+  const result: CaptureResult = { reference, manifestPath: main.manifestPath, run: main.run, passes: main.passes };
+
+  if (main.manifestPath !== null) {
+    const summary = await recordTeacherForcing(outDir, reference, plans, main.injections);
+    if (summary !== null) result.teacherForcing = summary;
+  }
+
+  if (isolatedDir !== null) {
+    if (main.run.status === 'crashed' || main.run.status === 'timeout' || main.run.status === 'aborted') {
+      const skipped = `the main run ${main.run.status === 'crashed' ? 'crashed' : main.run.status === 'aborted' ? 'was aborted' : 'timed out'}: the isolated run was not attempted`;
+      result.isolated = { dir: isolatedDir, manifestPath: null, run: null, passes: [], skipped };
+    } else {
+      // The same session, back to before prefill (inputs and options are kept).
+      if (host.alive) {
+        await host.reset();
+      } else {
+        await host.close().catch(() => undefined);
+        host = await targets.restart();
+        await prepareSession(host, reference, weightsPath, options.options);
+      }
+      const plan = isolationPlan(reference, host.description);
+      const header = nativeHeader(reference.manifest, host, options.command, inputs, isolationRuntime(referenceSha256, plan));
+      const isolated = await captureSession(host, reference, isolatedDir, header, plan, options.onIsolatedPass);
+      result.isolated = { dir: isolatedDir, manifestPath: isolated.manifestPath, run: isolated.run, passes: isolated.passes, skipped: null };
+    }
+  }
+  return result;
 }
