@@ -4,7 +4,7 @@
 // with the seals as its last lines, and exits with the seals' code (0 pass, 1 fail, 2 usage).
 import type { KeyObject } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
-import { appendFile, mkdir, open, readdir } from 'node:fs/promises';
+import { appendFile, open, readdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { GATE_RECEIPT_FILE_NAME, writeGateReceipt } from '../../core/gate/gate-receipt.ts';
@@ -23,6 +23,7 @@ import { serializeGateResult } from '../../core/report/json-report.ts';
 import { embeddedDefaults } from '../../core/tool/tool-info.ts';
 import { EXIT_FAILURE, UsageError, type CliIO } from '../cli-io.ts';
 import { engineOptionsArg, isolationArg, parseCommandArgs, timeoutArg } from '../command-args.ts';
+import { createOutputFolder, OutputFolderError } from '../../core/io/output-folder.ts';
 
 export const GATE_USAGE = `usage: trace-inspector --gate [--engine <lib>] [--bundle <reference bundle>]... [--oracle <dir>]
                             [--strict] [--receipt <file>] [--junit <file>] [--json <file>]
@@ -126,7 +127,7 @@ async function assertEmptyWork(dir: string): Promise<void> {
 
 /** Writes a report file that must not exist yet (created exclusively). */
 async function writeNewFile(path: string, text: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
+  await createOutputFolder(dirname(path), `the folder of ${path}`);
   const handle = await open(path, 'wx');
   try {
     await handle.writeFile(text, 'utf8');
@@ -144,9 +145,12 @@ function signingKey(args: GateArgs, io: CliIO): SigningKey {
   try {
     if (args.key !== undefined) {
       const path = resolve(io.cwd, args.key);
+      // Loaded first: a path that is no key file (missing, a device, a FIFO) gets the loader's
+      // refusal, never chmod advice.
+      const privateKey = loadPrivateKey(path);
       const warning = privateKeyModeWarning(path);
       if (warning !== null) io.stderr(`gate: warning: ${warning}\n`);
-      return { privateKey: loadPrivateKey(path), description: `key ${path}` };
+      return { privateKey, description: `key ${path}` };
     }
     const key = defaultUserKey(io.env);
     io.stderr(
@@ -250,6 +254,12 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
   }
   await assertEmptyWork(workDir);
   const key = signingKey(args, io);
+  try {
+    await createOutputFolder(workDir, '--work');
+  } catch (error) {
+    if (error instanceof OutputFolderError) throw new UsageError(`--gate: ${error.message}`);
+    throw error;
+  }
 
   const options: GateOptions = {
     library,
@@ -272,7 +282,7 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
     result = await runGate(options, progress.onEvent);
   } catch (error) {
     progress.finish();
-    if (error instanceof GateUsageError) throw new UsageError(`--gate: ${error.message}`);
+    if (error instanceof GateUsageError || error instanceof OutputFolderError) throw new UsageError(`--gate: ${error.message}`);
     throw error;
   } finally {
     progress.finish();

@@ -5,7 +5,8 @@
 // sha256. Every check that fails adds a reason; `ok` is true only when there is none.
 import { createPublicKey, randomBytes, type KeyObject } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { link, lstat, mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { link, lstat, mkdir, open, rename, stat, unlink } from 'node:fs/promises';
+import { readRegularFile } from '../io/guarded-read.ts';
 import { basename, dirname, join } from 'node:path';
 import { sha256Bytes } from '../bundle/digest.ts';
 import { formatFieldPath } from '../bundle/errors.ts';
@@ -106,10 +107,7 @@ export interface ReadEnvelope {
 export async function readEnvelope(file: string): Promise<ReadEnvelope> {
   let bytes: Buffer;
   try {
-    const info = await stat(file);
-    if (info.isDirectory()) throw new ReceiptError('E_RECEIPT_READ', file, 'is a folder, not a receipt file');
-    if (info.size > MAX_RECEIPT_BYTES) throw new ReceiptError('E_RECEIPT_READ', file, `is ${info.size} bytes, larger than any receipt; wrong file?`);
-    bytes = await readFile(file);
+    bytes = await readRegularFile(file, MAX_RECEIPT_BYTES);
   } catch (error) {
     if (error instanceof ReceiptError) throw error;
     throw new ReceiptError('E_RECEIPT_READ', file, `cannot read the receipt: ${describeFsError(error)}`, { cause: error });
