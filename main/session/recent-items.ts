@@ -1,7 +1,8 @@
 // The recently opened engines and bundles, kept in a small JSON file so the app can offer them
 // again next time. The file is the user's (and anyone's who can write there): it is parsed with
 // zod, and a file that is not what this module writes is ignored — reported, never fatal.
-import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createOutputFolderSync } from '../core/io/output-folder.ts';
 import { GuardedReadError, readRegularFileSync } from '../core/io/guarded-read.ts';
 import { dirname } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -85,7 +86,7 @@ export class RecentItems {
     // Written aside and renamed, so a reader never sees half a file.
     const temp = `${this.file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
     try {
-      mkdirSync(dirname(this.file), { recursive: true });
+      createOutputFolderSync(dirname(this.file), 'the folder of the recent list');
       writeFileSync(temp, `${JSON.stringify(content, null, 2)}\n`, { flag: 'wx' });
       renameSync(temp, this.file);
       return null;

@@ -8,7 +8,7 @@
 //   teacherForce  every pass gets the reference's token-like boundaries (teacher-forcing.ts);
 //   isolate       after the normal capture, a second session captures an "isolated" bundle in
 //                 which every injectable boundary gets the reference value (layer-isolation.ts).
-import { mkdir, readdir } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { EngineCallError } from '../../../engine/host/engine-errors.ts';
 import { EngineHost, type Isolation, type PassResult } from '../../../engine/host/engine-host.ts';
@@ -27,6 +27,7 @@ import {
   teacherForcingRuntimeAtStart,
   type TeacherForcingSummary,
 } from './teacher-forcing.ts';
+import { createOutputFolder } from '../io/output-folder.ts';
 
 export interface CaptureOptions {
   /** Engine shared library. */
@@ -220,7 +221,7 @@ async function captureSession(
   onPass: ((result: PassResult) => void) | undefined,
 ): Promise<SessionCapture> {
   const passes: PassResult[] = [];
-  await mkdir(outDir, { recursive: true });
+  await createOutputFolder(outDir, 'the capture folder');
   await host.beginCapture(outDir, header);
 
   let lastBoundary: string | null = null;

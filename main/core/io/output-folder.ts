@@ -2,7 +2,7 @@
 // a time, so every refusal is immediate and named. Node's recursive mkdir retries for ever when
 // a file system answers ENOENT for a folder whose parent exists (/proc, /sys do): `--out
 // /proc/x` hung instead of failing.
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 
 export class OutputFolderError extends Error {
@@ -34,15 +34,21 @@ function why(code: string, at: string): string {
 
 /**
  * Makes sure `dir` exists as a folder, creating missing levels one by one. `what` names the
- * option or role in errors (e.g. "--out"). Throws OutputFolderError, never hangs.
+ * option or role in errors (e.g. "--out"). Throws OutputFolderError, never hangs. (Metadata
+ * calls only, each one system call: synchronous, so the app's settings writer can use it too.)
  */
-export async function createOutputFolder(dir: string, what: string): Promise<void> {
+export async function createOutputFolder(dir: string, what: string, mode?: number): Promise<void> {
+  createOutputFolderSync(dir, what, mode);
+}
+
+/** createOutputFolder for synchronous callers; `mode` applies to the levels it creates. */
+export function createOutputFolderSync(dir: string, what: string, mode?: number): void {
   const target = resolve(dir);
   const missing: string[] = [];
   let at = target;
   for (;;) {
     try {
-      const info = await stat(at);
+      const info = statSync(at);
       if (!info.isDirectory()) {
         throw new OutputFolderError(
           at === target ? `${what} ${target} exists and is not a folder` : `${what} ${target}: ${at} is a file, not a folder; nothing can be created below it`,
@@ -62,11 +68,19 @@ export async function createOutputFolder(dir: string, what: string): Promise<voi
   }
   for (const level of missing) {
     try {
-      await mkdir(level);
+      mkdirSync(level, mode);
     } catch (error) {
       const code = codeOf(error);
-      if (code === 'EEXIST' && (await stat(level).catch(() => null))?.isDirectory() === true) continue; // made meanwhile
+      if (code === 'EEXIST' && isFolder(level)) continue; // made meanwhile
       throw new OutputFolderError(`${what} ${target}: ${why(code, level)}`);
     }
+  }
+}
+
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
   }
 }

@@ -2,12 +2,13 @@
 // SPKI PEM public keys, the per-user default key, and loaders that refuse anything that is not
 // the expected kind of Ed25519 key with an error naming the file.
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { closeSync, fchmodSync, fsyncSync, lstatSync, mkdirSync, openSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fchmodSync, fsyncSync, lstatSync, openSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { GuardedReadError, readRegularFileSync } from '../io/guarded-read.ts';
 import { keyIdOf } from './dsse.ts';
 import { ReceiptError, describeFsError, errnoCode } from './errors.ts';
+import { createOutputFolderSync } from '../io/output-folder.ts';
 
 export const PRIVATE_KEY_FILE = 'trace-inspector-ed25519.key';
 export const PUBLIC_KEY_FILE = 'trace-inspector-ed25519.pub';
@@ -52,7 +53,7 @@ function pathExists(path: string): boolean {
 
 function makeKeyDir(dir: string): void {
   try {
-    mkdirSync(dir, { recursive: true, mode: KEY_DIR_MODE });
+    createOutputFolderSync(dir, 'the key folder', KEY_DIR_MODE);
   } catch (error) {
     throw new ReceiptError('E_KEY_WRITE', dir, `cannot create the key folder: ${describeFsError(error)}`, { cause: error });
   }
