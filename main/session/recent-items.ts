@@ -1,10 +1,15 @@
 // The recently opened engines and bundles, kept in a small JSON file so the app can offer them
 // again next time. The file is the user's (and anyone's who can write there): it is parsed with
 // zod, and a file that is not what this module writes is ignored — reported, never fatal.
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createOutputFolderSync } from '../core/io/output-folder.ts';
+import { GuardedReadError, readRegularFileSync } from '../core/io/guarded-read.ts';
 import { dirname } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+
+/** The recent list is a few KiB of JSON; anything far larger is not ours. */
+const MAX_RECENT_FILE_BYTES = 1024 * 1024;
 
 export const RECENT_SCHEMA = 'trace-inspector.recent';
 /** Entries kept per list; the oldest fall off. */
@@ -36,9 +41,10 @@ export class RecentItems {
     if (file === null) return items;
     let text: string;
     try {
-      text = readFileSync(file, 'utf8');
+      text = readRegularFileSync(file, MAX_RECENT_FILE_BYTES).toString('utf8');
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') onProblem(`${file}: cannot be read (${(error as Error).message}); the recent items start empty`);
+      if (!(error instanceof GuardedReadError)) throw error;
+      if (error.problem !== 'missing') onProblem(`${file}: ${error.reason}; the recent items start empty`);
       return items;
     }
     let raw: unknown;
@@ -80,7 +86,7 @@ export class RecentItems {
     // Written aside and renamed, so a reader never sees half a file.
     const temp = `${this.file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
     try {
-      mkdirSync(dirname(this.file), { recursive: true });
+      createOutputFolderSync(dirname(this.file), 'the folder of the recent list');
       writeFileSync(temp, `${JSON.stringify(content, null, 2)}\n`, { flag: 'wx' });
       renameSync(temp, this.file);
       return null;

@@ -12,6 +12,8 @@ import { openBundle, type TraceBundle } from '../core/bundle/bundle-reader.ts';
 import { openCaptureInProgress } from '../core/bundle/capture-in-progress.ts';
 import { BundleError } from '../core/bundle/errors.ts';
 import { MANIFEST_FILE_NAME, type RunOutcome } from '../core/bundle/manifest-schema.ts';
+import { confinedChild, safePathComponent } from '../core/bundle/path-confinement.ts';
+import { createOutputFolder } from '../core/io/output-folder.ts';
 import type { RunStop } from '../core/gate/case-verdicts.ts';
 import type { Contract } from '../core/bundle/manifest-schema.ts';
 import { LiveRun, type PassStep } from './live-capture.ts';
@@ -67,12 +69,17 @@ export class RunController {
     this.hooks.rowsChanged('full');
   }
 
-  /** A fresh folder in the work folder for the next native bundle. */
-  private nextRunDir(caseId: string): string {
+  /**
+   * A fresh folder in the work folder for the next native bundle, named from the case id made
+   * one safe path component and confined under the work folder (path-confinement.ts): a
+   * bundle's case.id is untrusted and may not place a capture outside --work.
+   */
+  private async nextRunDir(caseId: string): Promise<string> {
+    await createOutputFolder(this.hooks.workDir, 'the work folder');
     const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*$/, '').replace('T', '-');
     for (;;) {
       this.runs += 1;
-      const dir = join(this.hooks.workDir, `${caseId}-${stamp}-${this.runs}`);
+      const dir = await confinedChild(this.hooks.workDir, `${safePathComponent(caseId)}-${stamp}-${this.runs}`);
       if (!existsSync(dir)) return dir;
     }
   }
@@ -81,7 +88,7 @@ export class RunController {
   async startLive(engine: OpenedEngine, reference: OpenedReference, settings: RunSettings): Promise<void> {
     // The new run is started before the old one is cleared: an engine that refuses an option or
     // an input leaves the previous run and its rows as they were.
-    const outDir = this.nextRunDir(reference.bundle.manifest.case.id);
+    const outDir = await this.nextRunDir(reference.bundle.manifest.case.id);
     const live = await LiveRun.start({
       library: engine.info.library,
       reference: reference.bundle,

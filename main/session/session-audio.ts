@@ -13,6 +13,7 @@ import { PCM_SAMPLE_RATE, readPcmStream, type PcmStream } from '../core/audio/pc
 import { pcmShapeProblem } from '../core/audio/pcm-boundary.ts';
 import { encodeWav } from '../core/audio/wav.ts';
 import type { TraceBundle } from '../core/bundle/bundle-reader.ts';
+import { safePathComponent } from '../core/bundle/path-confinement.ts';
 
 export type WavSide = 'reference' | 'native' | 'residual';
 
@@ -97,8 +98,7 @@ export function nullResidual(native: Float32Array, reference: Float32Array): { o
 }
 
 function fileNameOf(reference: TraceBundle, boundary: string, side: WavSide): string {
-  const safe = (text: string): string => text.replace(/[^A-Za-z0-9._-]+/g, '_');
-  return `${safe(reference.manifest.case.id)}-${safe(boundary)}-${side}.wav`;
+  return `${safePathComponent(reference.manifest.case.id)}-${safePathComponent(boundary, 'boundary')}-${side}.wav`;
 }
 
 export async function wavOf(native: TraceBundle | null, reference: TraceBundle, boundary: string, side: WavSide): Promise<{ fileName: string; bytes: string }> {

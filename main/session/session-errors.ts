@@ -9,6 +9,10 @@ import { InspectorCallError, type SessionError } from '../../preload/inspector-a
 import { BundleError } from '../core/bundle/errors.ts';
 import { CaptureUsageError } from '../core/capture/capture-run.ts';
 import { LedgerError } from '../core/gate/ledger.ts';
+import { PathConfinementError } from '../core/bundle/path-confinement.ts';
+import { GuardedReadError } from '../core/io/guarded-read.ts';
+import { OutputFolderError } from '../core/io/output-folder.ts';
+import { ReceiptError } from '../core/receipt/errors.ts';
 
 export const CALL_CODES = {
   /** The request does not match the method's schema, or names something that does not exist. */
@@ -39,7 +43,10 @@ export function messageOf(error: unknown): string {
 /** The code a failure maps to; messages are kept verbatim (they already name file, field, pass). */
 export function codeOf(error: unknown): string {
   if (error instanceof InspectorCallError) return error.code;
-  if (error instanceof BundleError || error instanceof LedgerError) return CALL_CODES.bundle;
+  if (error instanceof BundleError || error instanceof LedgerError || error instanceof PathConfinementError) return CALL_CODES.bundle;
+  // A key, receipt or other file named in the request that is missing, special or too large.
+  if (error instanceof ReceiptError || error instanceof GuardedReadError) return CALL_CODES.request;
+  if (error instanceof OutputFolderError) return CALL_CODES.state;
   if (error instanceof EngineLoadError || error instanceof EngineCallError || error instanceof CaptureUsageError) return CALL_CODES.engine;
   if (error instanceof EngineHostDeadError || error instanceof EngineHostError) return CALL_CODES.engine;
   return CALL_CODES.internal;

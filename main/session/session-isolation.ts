@@ -4,7 +4,7 @@
 // boundary) from local-vs-accumulated.ts. Engine failures (a crash, a hang, an error, an
 // option or input the engine refuses) come back as status 'error' with the specific message:
 // they are findings about the engine, not failures of the app.
-import { mkdir, mkdtemp } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { toWire, type LayerIsolation } from '../../preload/inspector-api.ts';
 import { openBundle } from '../core/bundle/bundle-reader.ts';
@@ -14,6 +14,7 @@ import type { RunOutcome } from '../core/bundle/manifest-schema.ts';
 import { captureRun, type CaptureResult } from '../core/capture/capture-run.ts';
 import { compareLocalVsAccumulated, type ErrorStats, type LocalVsAccumulatedRow } from '../core/capture/local-vs-accumulated.ts';
 import { CALL_CODES, codeOf } from './session-errors.ts';
+import { createOutputFolder } from '../core/io/output-folder.ts';
 
 export interface LayerIsolationInput {
   library: string;
@@ -66,7 +67,7 @@ function summarize(rows: readonly LocalVsAccumulatedRow[], dir: string): string 
 }
 
 export async function runLayerIsolation(input: LayerIsolationInput): Promise<LayerIsolation> {
-  await mkdir(input.workDir, { recursive: true });
+  await createOutputFolder(input.workDir, 'the work folder');
   const dir = await mkdtemp(join(resolve(input.workDir), 'isolation-'));
   const outDir = join(dir, 'native');
   let result: CaptureResult;

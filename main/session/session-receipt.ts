@@ -4,7 +4,7 @@
 // `trace-inspector --gate` would have written for that case, never a summary of the session's
 // own rows. Verifying a receipt text lives in session-receipt-verify.ts.
 import { createPublicKey, type KeyObject } from 'node:crypto';
-import { mkdir, mkdtemp, readFile } from 'node:fs/promises';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { ReceiptExport } from '../../preload/inspector-api.ts';
 import { GATE_RECEIPT_FILE_NAME, writeGateReceipt } from '../core/gate/gate-receipt.ts';
@@ -12,6 +12,7 @@ import { runGate } from '../core/gate/gate-run.ts';
 import type { GateResult } from '../core/gate/gate-types.ts';
 import { defaultUserKey, loadPrivateKey } from '../core/receipt/keys.ts';
 import { rememberSubjectFiles } from './session-subject-files.ts';
+import { createOutputFolder } from '../core/io/output-folder.ts';
 
 export { verifyReceiptText } from './session-receipt-verify.ts';
 
@@ -49,7 +50,7 @@ function subjectFiles(result: GateResult): [string, string][] {
 export async function exportSessionReceipt(input: ReceiptExportInput): Promise<ReceiptExport> {
   // The key first: a key that cannot be read must not cost a whole gate run.
   const privateKey = signingKey(input.keyPath);
-  await mkdir(input.workDir, { recursive: true });
+  await createOutputFolder(input.workDir, 'the work folder');
   const dir = await mkdtemp(join(resolve(input.workDir), 'receipt-'));
   const result = await runGate({
     library: input.library,

@@ -352,7 +352,8 @@ describe('openBundle rejects data files that disagree with the manifest', () => 
     writeFileSync(weights, 'not the weights');
     const bundle = await openBundle(dir);
     try {
-      await expectBundleError(resolveWeights(bundle), 'E_DIGEST', weights, 'provenance.model.weights_sha256');
+      // The weights sit beside the bundle folder: listed as a weights root, they may be read.
+      await expectBundleError(resolveWeights(bundle, { TRACE_INSPECTOR_WEIGHTS_ROOTS: join(dir, '..') }), 'E_DIGEST', weights, 'provenance.model.weights_sha256');
     } finally {
       await bundle.close();
     }

@@ -14,6 +14,7 @@ import { writeSafetensorsFile } from '../../main/core/bundle/safetensors-writer.
 import type { GateOptions } from '../../main/core/gate/gate-types.ts';
 import { faithfulContract } from '../helpers/contracts.ts';
 import { TESTLIB_DIR, tempDirTracker } from '../helpers/paths.ts';
+import { allowWeightsRoot } from '../helpers/weights-roots.ts';
 
 export const { tempDir, removeTempDirs } = tempDirTracker('gate');
 
@@ -196,11 +197,17 @@ export function toyPasses(options: ToyCaseOptions = {}): PassSpec[] {
   return passes;
 }
 
-/** A weights file (the toy engine ignores it; the capture checks its digest). */
+/**
+ * A weights file (the toy engine ignores it; the capture checks its digest) in `dir`, beside the
+ * case folders as a user's own model keeps them. `dir` is listed as a weights root
+ * ($TRACE_INSPECTOR_WEIGHTS_ROOTS, inherited by the CLI and serve processes the tests start),
+ * as a user must list their weights folder: a bundle may not name weights anywhere else.
+ */
 export function dummyWeights(dir: string): { file: string; sha256: string } {
   const file = join(dir, 'weights.bin');
   const data = new TextEncoder().encode('toy weights\n');
   writeFileSync(file, data);
+  allowWeightsRoot(dir);
   return { file, sha256: sha256(data) };
 }
 

@@ -5,6 +5,9 @@ import { z } from 'zod';
 import { EngineLoadError } from '../../../engine/host/engine-errors.ts';
 import { BundleError } from '../../core/bundle/errors.ts';
 import { openBundle, requireReferenceKind } from '../../core/bundle/bundle-reader.ts';
+import { confinedChild, PathConfinementError, safePathComponent } from '../../core/bundle/path-confinement.ts';
+import { assertRegularFile, GuardedReadError } from '../../core/io/guarded-read.ts';
+import { createOutputFolder, OutputFolderError } from '../../core/io/output-folder.ts';
 import { diffCapture, summarizeCaptureDiff } from '../../core/capture/capture-diff.ts';
 import { CaptureAbortedError, CaptureUsageError, CaptureWriteError, captureRun } from '../../core/capture/capture-run.ts';
 import { formatCaptureTable } from '../../core/capture/capture-table.ts';
@@ -60,6 +63,30 @@ function timestamp(): string {
   return new Date().toISOString().replace(/[:.]/g, '-');
 }
 
+/**
+ * The folder the capture writes: --out as given, else runs/<case>-<time> where <case> is the
+ * reference's case.id made one safe path component (a bundle's case id is untrusted and
+ * covered by no digest: "../../x" must not leave runs/). Created here, one level at a time, so
+ * an impossible location (/proc, below a file, no permission) fails at once with its name.
+ */
+async function captureFolder(cwd: string, out: string | undefined, caseId: string): Promise<string> {
+  try {
+    if (out !== undefined) {
+      const outDir = resolve(cwd, out);
+      await createOutputFolder(outDir, '--out');
+      return outDir;
+    }
+    const runsDir = resolve(cwd, 'runs');
+    await createOutputFolder(runsDir, 'the runs folder');
+    const outDir = await confinedChild(runsDir, `${safePathComponent(caseId)}-${timestamp()}`);
+    await createOutputFolder(outDir, 'the capture folder');
+    return outDir;
+  } catch (error) {
+    if (error instanceof OutputFolderError || error instanceof PathConfinementError) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
 export async function runCaptureCommand(argv: readonly string[], io: CliIO, commandLine: string): Promise<number> {
   const args = parseCaptureArgs(argv);
   const defaults = embeddedDefaults();
@@ -87,7 +114,16 @@ export async function runCaptureCommand(argv: readonly string[], io: CliIO, comm
     if (error instanceof BundleError) throw new UsageError(error.message);
     throw error;
   }
-  const outDir = resolve(io.cwd, args.out ?? join('runs', `${caseId}-${timestamp()}`));
+  const weightsPath = args.weights === undefined ? undefined : resolve(io.cwd, args.weights);
+  if (weightsPath !== undefined) {
+    try {
+      await assertRegularFile(weightsPath);
+    } catch (error) {
+      if (error instanceof GuardedReadError) throw new UsageError(`--weights ${error.message}`);
+      throw error;
+    }
+  }
+  const outDir = await captureFolder(io.cwd, args.out, caseId);
 
   io.stderr(`capture: engine ${library}\ncapture: reference ${referenceDir}\ncapture: writing ${outDir}\n`);
   const stop = stopOnSignals(io);
@@ -99,7 +135,7 @@ export async function runCaptureCommand(argv: readonly string[], io: CliIO, comm
       referenceDir,
       referenceVerified: true,
       outDir,
-      ...(args.weights ? { weightsPath: resolve(io.cwd, args.weights) } : {}),
+      ...(weightsPath !== undefined ? { weightsPath } : {}),
       isolation: args.isolation,
       passTimeoutMs: args.timeout * 1000,
       options,

@@ -25,8 +25,8 @@ import { evidenceChangedDuringRun } from '../../core/gate/evidence-recheck.ts';
 import { serializeGateResult } from '../../core/report/json-report.ts';
 import { embeddedDefaults } from '../../core/tool/tool-info.ts';
 import { EXIT_FAILURE, EXIT_USAGE, UsageError, type CliIO } from '../cli-io.ts';
-import { BundleError } from '../../core/bundle/errors.ts';
 import { engineOptionsArg, isolationArg, parseCommandArgs, timeoutArg } from '../command-args.ts';
+import { createOutputFolder, OutputFolderError } from '../../core/io/output-folder.ts';
 
 export const GATE_USAGE = `usage: trace-inspector --gate [--engine <lib>] [--bundle <reference bundle>]... [--oracle <dir>]
                             [--strict] [--receipt <file>] [--junit <file>] [--json <file>]
@@ -142,9 +142,12 @@ function signingKey(args: GateArgs, io: CliIO): SigningKey {
   try {
     if (args.key !== undefined) {
       const path = resolve(io.cwd, args.key);
+      // Loaded first: a path that is no key file (missing, a device, a FIFO) gets the loader's
+      // refusal, never chmod advice.
+      const privateKey = loadPrivateKey(path);
       const warning = privateKeyModeWarning(path);
       if (warning !== null) io.stderr(`gate: warning: ${warning}\n`);
-      return { privateKey: loadPrivateKey(path), description: `key ${path}` };
+      return { privateKey, description: `key ${path}` };
     }
     const key = defaultUserKey(io.env);
     io.stderr(
@@ -248,6 +251,12 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
   }
   await assertEmptyWork(workDir);
   const key = signingKey(args, io);
+  try {
+    await createOutputFolder(workDir, '--work');
+  } catch (error) {
+    if (error instanceof OutputFolderError) throw new UsageError(`--gate: ${error.message}`);
+    throw error;
+  }
 
   const options: GateOptions = {
     library,
@@ -270,7 +279,7 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
     result = await runGate(options, progress.onEvent);
   } catch (error) {
     progress.finish();
-    if (error instanceof GateUsageError) throw new UsageError(`--gate: ${error.message}`);
+    if (error instanceof GateUsageError || error instanceof OutputFolderError) throw new UsageError(`--gate: ${error.message}`);
     throw error;
   } finally {
     progress.finish();

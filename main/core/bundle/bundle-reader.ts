@@ -2,7 +2,7 @@
 // and cross-checks every tensor entry against its safetensors header, all before a single
 // tensor is handed to a comparison. Tensors are then read by offset, whole or in chunks, each
 // verified against its own sha256.
-import { readFile, stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { JOURNAL_FILE_NAME } from './capture-journal.ts';
 import { sha256Bytes, sha256File, createSha256 } from './digest.ts';
@@ -18,7 +18,9 @@ import {
   type PassEntry,
 } from './manifest-schema.ts';
 import { checkDeclaredPadding } from './padding-check.ts';
+import { GuardedReadError, readRegularFile } from '../io/guarded-read.ts';
 import { resolveInsideBundle } from './path-confinement.ts';
+import { insideSomeRoot, weightsRoots, WEIGHTS_ROOTS_ENV } from './weights-roots.ts';
 import type { SafetensorsTensorInfo } from './safetensors-header.ts';
 import { DEFAULT_CHUNK_BYTES, SafetensorsFile } from './safetensors-reader.ts';
 
@@ -227,12 +229,14 @@ async function readManifest(dir: string, manifestPath: string): Promise<BundleMa
   } catch (error) {
     throw (await interruptedCaptureError(dir, manifestPath, error)) ?? error;
   }
-  const info = await stat(real);
-  if (!info.isFile()) throw new BundleError('E_FILE_NOT_REGULAR', manifestPath, '(file)', 'is not a regular file');
-  if (info.size > MAX_MANIFEST_BYTES) {
-    throw new BundleError('E_MANIFEST_JSON', manifestPath, '(file)', `${info.size} bytes exceeds the ${MAX_MANIFEST_BYTES}-byte limit for a manifest`);
+  let bytes: Buffer;
+  try {
+    bytes = await readRegularFile(real, MAX_MANIFEST_BYTES);
+  } catch (cause) {
+    if (!(cause instanceof GuardedReadError)) throw cause;
+    const code = cause.problem === 'too_large' ? 'E_MANIFEST_JSON' : cause.problem === 'missing' ? 'E_FILE_MISSING' : 'E_FILE_NOT_REGULAR';
+    throw new BundleError(code, manifestPath, '(file)', cause.reason, { cause });
   }
-  const bytes = await readFile(real);
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
@@ -496,17 +500,39 @@ class BundleReader implements TraceBundle {
 }
 
 /**
- * The weights file named by provenance.model.weights_file (relative to the bundle folder; it
- * lives outside the bundle by design, so it is not confined), verified against weights_sha256.
+ * The weights file named by provenance.model.weights_file (relative to the bundle folder),
+ * confined to the weights roots (weights-roots.ts: the bundle folder, the embedded weights
+ * folder, $TRACE_INSPECTOR_WEIGHTS_ROOTS), checked to be a regular file, and verified against
+ * weights_sha256. A path outside every root is refused before it is opened, so its digest is
+ * never computed or printed.
  */
-export async function resolveWeights(bundle: TraceBundle): Promise<string> {
+export async function resolveWeights(bundle: TraceBundle, env: Readonly<Record<string, string | undefined>> = process.env): Promise<string> {
   const { weights_file: weightsFile, weights_sha256: expected } = bundle.manifest.provenance.model;
+  const field = 'provenance.model.weights_file';
+  if (weightsFile.includes('\0')) throw new BundleError('E_PATH_INVALID', bundle.manifestPath, field, 'contains a NUL character');
   const path = resolve(bundle.dir, weightsFile);
+  let real: string;
+  try {
+    real = await realpath(path);
+  } catch (cause) {
+    throw new BundleError('E_FILE_MISSING', path, field, `cannot read the weights named by ${bundle.manifestPath}: it does not exist`, { cause });
+  }
+  const roots = weightsRoots(bundle.dir, env);
+  if (!(await insideSomeRoot(real, roots))) {
+    throw new BundleError(
+      'E_PATH_ESCAPE',
+      bundle.manifestPath,
+      field,
+      `"${weightsFile}" resolves to ${real}, outside the bundle folder and every weights root (${roots.slice(1).join(', ')}); ` +
+        `put the weights there, list their folder in $${WEIGHTS_ROOTS_ENV}, or name them with capture --weights`,
+    );
+  }
   let digest: string;
   try {
-    digest = (await sha256File(path)).sha256;
+    digest = (await sha256File(real)).sha256;
   } catch (cause) {
-    throw new BundleError('E_FILE_MISSING', path, 'provenance.model.weights_file', `cannot read the weights named by ${bundle.manifestPath}`, { cause });
+    const reason = cause instanceof GuardedReadError ? cause.reason : `cannot be read (${(cause as Error).message})`;
+    throw new BundleError('E_FILE_NOT_REGULAR', path, field, `the weights named by ${bundle.manifestPath} ${reason}`, { cause });
   }
   if (digest !== expected) {
     throw new BundleError(

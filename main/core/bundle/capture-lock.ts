@@ -3,7 +3,8 @@
 // the same folder at once exactly one gets it; the other is refused with the holder's pid.
 // It is removed when the capture ends (finished, aborted, crashed). After a SIGKILL it stays,
 // naming a process that no longer exists: `recover` and the messages below tell the two apart.
-import { closeSync, constants, lstatSync, mkdirSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
+import { createOutputFolderSync } from '../io/output-folder.ts';
+import { closeSync, constants, lstatSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 
@@ -39,7 +40,8 @@ export interface CaptureLock {
  * capture holds it; file-system errors (ENOTDIR, EACCES, ENOSPC...) propagate.
  */
 export function acquireCaptureLock(dir: string): CaptureLock {
-  mkdirSync(dir, { recursive: true });
+  // One level at a time: a recursive mkdir under /proc retries for ever (output-folder.ts).
+  createOutputFolderSync(dir, '--out');
   const path = join(dir, CAPTURE_LOCK_FILE_NAME);
   let fd: number;
   try {

@@ -1,7 +1,7 @@
 // sha256 of files (streamed in chunks, never the whole file in memory) and of byte arrays.
 import { createHash, type Hash } from 'node:crypto';
 import { closeSync, openSync, readSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { GuardedReadError, openRegularFile } from '../io/guarded-read.ts';
 
 export const DIGEST_CHUNK_BYTES = 8 * 1024 * 1024;
 
@@ -20,18 +20,20 @@ export function createSha256(): Hash {
 }
 
 /**
- * `onChunk`, when given, sees every chunk with its file offset as it is hashed (valid only during
- * the call): callers hash parts of the file in the same read.
+ * sha256 of a regular file (guarded-read.ts: a FIFO, device or folder is refused before it is
+ * read, so hashing always ends), read up to the size it had when opened. `onChunk`, when given,
+ * sees every chunk with its file offset as it is hashed (valid only during the call): callers
+ * hash parts of the file in the same read.
  */
 export async function sha256File(path: string, chunkBytes = DIGEST_CHUNK_BYTES, onChunk?: (chunk: Uint8Array, offset: number) => void): Promise<FileDigest> {
   const hash = createHash('sha256');
-  const handle = await open(path, 'r');
+  const { handle, size } = await openRegularFile(path);
   try {
     const buffer = Buffer.allocUnsafe(chunkBytes);
     let bytes = 0;
-    for (;;) {
-      const { bytesRead } = await handle.read(buffer, 0, chunkBytes, bytes);
-      if (bytesRead === 0) break;
+    while (bytes < size) {
+      const { bytesRead } = await handle.read(buffer, 0, Math.min(chunkBytes, size - bytes), bytes);
+      if (bytesRead === 0) throw new GuardedReadError('changed', path, `shrank while being hashed (${bytes} of ${size} bytes)`);
       hash.update(buffer.subarray(0, bytesRead));
       onChunk?.(buffer.subarray(0, bytesRead), bytes);
       bytes += bytesRead;

@@ -1,7 +1,8 @@
 // Reads a safetensors file by offset: only the length prefix and the header are read at open
 // (bounded and validated); tensors are read one at a time, whole or in chunks. The whole file
 // is never read.
-import { open, type FileHandle } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { GuardedReadError, openRegularFile } from '../io/guarded-read.ts';
 import { BundleError } from './errors.ts';
 import { MAX_HEADER_BYTES, parseSafetensorsHeader, type SafetensorsTensorInfo } from './safetensors-header.ts';
 
@@ -45,9 +46,15 @@ export class SafetensorsFile {
 
   static async open(path: string, options: SafetensorsOpenOptions = {}): Promise<SafetensorsFile> {
     const name = options.displayName ?? path;
-    const handle = await open(path, 'r');
+    let opened;
     try {
-      const { size } = await handle.stat();
+      opened = await openRegularFile(path);
+    } catch (cause) {
+      if (!(cause instanceof GuardedReadError)) throw cause;
+      throw new BundleError(cause.problem === 'missing' ? 'E_FILE_MISSING' : 'E_FILE_NOT_REGULAR', name, '(file)', cause.reason, { cause });
+    }
+    const { handle, size } = opened;
+    try {
       if (size < 8) {
         throw new BundleError('E_SAFETENSORS_HEADER', name, 'header length', `the file holds ${size} bytes, fewer than the 8-byte header length`);
       }

@@ -9,7 +9,7 @@
 //   isolate       after the normal capture, a second session captures an "isolated" bundle in
 //                 which every injectable boundary gets the reference value (layer-isolation.ts).
 import { existsSync, rmdirSync, statSync } from 'node:fs';
-import { mkdir, readdir } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { EngineCallError, EngineHostDeadError, EngineHostError } from '../../../engine/host/engine-errors.ts';
 import { EngineHost, type Isolation, type PassResult } from '../../../engine/host/engine-host.ts';
@@ -30,6 +30,7 @@ import {
   teacherForcingRuntimeAtStart,
   type TeacherForcingSummary,
 } from './teacher-forcing.ts';
+import { createOutputFolder, OutputFolderError } from '../io/output-folder.ts';
 
 export interface CaptureOptions {
   /** Engine shared library. */
@@ -177,6 +178,7 @@ async function takeTarget(outDir: string): Promise<CaptureLock> {
     lock = acquireCaptureLock(outDir);
   } catch (error) {
     if (error instanceof CaptureLockedError) throw new CaptureUsageError(`--out ${error.message}`);
+    if (error instanceof OutputFolderError) throw new CaptureUsageError(error.message);
     throw targetError(outDir, error);
   }
   try {
@@ -333,7 +335,7 @@ async function captureSession(
   onPass: ((result: PassResult) => void) | undefined,
 ): Promise<SessionCapture> {
   const passes: PassResult[] = [];
-  await mkdir(outDir, { recursive: true });
+  await createOutputFolder(outDir, 'the capture folder');
   try {
     await host.beginCapture(outDir, header);
   } catch (error) {

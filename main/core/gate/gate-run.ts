@@ -8,7 +8,7 @@
 // (exit 2, nothing written). Once the engine runs, what goes wrong is a verdict, not an error:
 // a crash, a hang or an engine error makes the boundaries never reached FAIL (kind missing,
 // the crash named) and the run FIDELITY: FAIL.
-import { mkdir, readdir } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { EngineCallError, EngineHostDeadError, EngineHostError, EngineLoadError } from '../../../engine/host/engine-errors.ts';
 import type { EngineDescription } from '../../../engine/host/engine-description.ts';
@@ -18,6 +18,7 @@ import { sha256File } from '../bundle/digest.ts';
 import { BundleError } from '../bundle/errors.ts';
 import type { BundleManifest, Contract, RunOutcome } from '../bundle/manifest-schema.ts';
 import { CaptureUsageError, captureRun, type CaptureOptions, type CaptureResult } from '../capture/capture-run.ts';
+import { safePathComponent } from '../bundle/path-confinement.ts';
 import { toolInfo } from '../tool/tool-info.ts';
 import { judgeCase, type RunStop } from './case-verdicts.ts';
 import {
@@ -35,6 +36,7 @@ import {
 import { LedgerError, loadLedger, type LedgerCase } from './ledger.ts';
 import { computeSeals } from './seals.ts';
 import { gapIds } from './verdicts.ts';
+import { createOutputFolder } from '../io/output-folder.ts';
 
 /** The gate cannot run as asked: bad flags, invalid bundles, ledger or engine (exit 2). */
 export class GateUsageError extends Error {
@@ -53,14 +55,6 @@ interface PreparedCase {
   weights: { path: string; sha256: string; subjectName: string };
 }
 
-const SAFE_SEGMENT = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
-
-/** The case id as one safe path segment (also a receipt subject name segment). */
-function safeFolder(caseId: string): string {
-  if (SAFE_SEGMENT.test(caseId)) return caseId;
-  const cleaned = caseId.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^[^A-Za-z0-9]+/, '');
-  return cleaned === '' ? 'case' : cleaned;
-}
 
 async function openValidated(dir: string, expectedKind: 'reference' | 'oracle-f64', role: string): Promise<TraceBundle> {
   let bundle: TraceBundle;
@@ -106,6 +100,7 @@ async function prepareCases(options: GateOptions): Promise<PreparedCase[]> {
   if (options.cases.length === 0) throw new GateUsageError('no cases to run: give at least one reference bundle');
   const prepared: PreparedCase[] = [];
   const seen = new Map<string, string>();
+  const folders = new Set<string>();
   for (const given of options.cases) {
     const referenceDir = resolve(given.referenceDir);
     const reference = await openValidated(referenceDir, 'reference', 'reference');
@@ -114,7 +109,12 @@ async function prepareCases(options: GateOptions): Promise<PreparedCase[]> {
       const earlier = seen.get(caseId);
       if (earlier !== undefined) throw new GateUsageError(`reference bundles ${earlier} and ${referenceDir} are both case "${caseId}"; give each case once`);
       seen.set(caseId, referenceDir);
-      const folder = safeFolder(caseId);
+      // One safe path component (also a receipt subject name segment); two ids that sanitise
+      // alike ("a/b", "a_b") get distinct folders.
+      const base = safePathComponent(caseId);
+      let folder = base;
+      for (let n = 2; folders.has(folder); n += 1) folder = `${base}-${n}`;
+      folders.add(folder);
       let weightsPath: string;
       try {
         weightsPath = await resolveWeights(reference);
@@ -305,7 +305,7 @@ export async function runGate(options: GateOptions, progress?: (event: GateProgr
     }
 
     const nativeDir = join(workDir, item.folder, 'native');
-    await mkdir(join(workDir, item.folder), { recursive: true });
+    await createOutputFolder(join(workDir, item.folder), '--work');
     const captureOptions: CaptureOptions = {
       library,
       referenceDir: item.referenceDir,

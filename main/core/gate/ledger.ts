@@ -10,7 +10,7 @@
 //
 // Every entry must name a boundary some case of the run has (in one of its passes, when passes
 // are given): a ledger that names nothing real hides nothing and is a typo — exit 2.
-import { readFile } from 'node:fs/promises';
+import { GuardedReadError, readRegularFile } from '../io/guarded-read.ts';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import type { BundleManifest } from '../bundle/manifest-schema.ts';
@@ -88,12 +88,11 @@ function entriesOfManifest(item: LedgerCase): PendingEntry[] {
 export async function readLedgerFile(file: string): Promise<LedgerFile> {
   let bytes: Buffer;
   try {
-    bytes = await readFile(file);
+    bytes = await readRegularFile(file, MAX_LEDGER_BYTES);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new LedgerError(file, '(file)', code === 'ENOENT' ? 'does not exist' : `cannot be read (${(error as Error).message})`);
+    if (!(error instanceof GuardedReadError)) throw error;
+    throw new LedgerError(file, '(file)', error.problem === 'too_large' ? `is larger than ${MAX_LEDGER_BYTES} bytes; a ledger is small JSON — wrong file?` : error.reason);
   }
-  if (bytes.length > MAX_LEDGER_BYTES) throw new LedgerError(file, '(file)', `is ${bytes.length} bytes; a ledger is small JSON — wrong file?`);
   let json: unknown;
   try {
     json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));

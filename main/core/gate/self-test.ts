@@ -12,7 +12,7 @@
 // expectation, or an expectation naming an option the engine does not list, fails it too: a
 // perturbation nobody checks proves nothing.
 import { existsSync } from 'node:fs';
-import { mkdir, readdir } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -30,6 +30,7 @@ import {
   type RecordPerturbationKind,
 } from './record-perturbations.ts';
 import { failureKind } from './verdicts.ts';
+import { createOutputFolder } from '../io/output-folder.ts';
 
 // ---- the expectations -----------------------------------------------------------------------
 
@@ -362,7 +363,7 @@ async function assertFreshWorkDir(dir: string): Promise<void> {
     if (error instanceof SelfTestUsageError) throw error;
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
-  await mkdir(dir, { recursive: true });
+  await createOutputFolder(dir, '--work');
 }
 
 /** Every committed case: a folder with reference/ (and oracle-f64/ when there is one). */

@@ -2,6 +2,7 @@
 // JSON, is not a DSSE envelope, a key that is not an Ed25519 key, a target that already exists.
 // A receipt that parses but does not verify is not an error: verifyReceipt reports it as
 // `ok: false` with reasons (the CLI maps errors to exit 2 and failed verification to exit 1).
+import { GuardedReadError } from '../io/guarded-read.ts';
 
 /** Stable error codes: the CLI and tests switch on these, never on message text. */
 export const RECEIPT_ERROR_CODES = [
@@ -50,6 +51,7 @@ export function errnoCode(error: unknown): string | undefined {
 
 /** A short, human reason for an fs failure: "does not exist", "is a folder", ... */
 export function describeFsError(error: unknown): string {
+  if (error instanceof GuardedReadError) return error.reason;
   switch (errnoCode(error)) {
     case 'ENOENT':
       return 'does not exist';

@@ -2,11 +2,13 @@
 // SPKI PEM public keys, the per-user default key, and loaders that refuse anything that is not
 // the expected kind of Ed25519 key with an error naming the file.
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { closeSync, fchmodSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fchmodSync, fsyncSync, lstatSync, openSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
+import { GuardedReadError, readRegularFileSync } from '../io/guarded-read.ts';
 import { keyIdOf } from './dsse.ts';
 import { ReceiptError, describeFsError, errnoCode } from './errors.ts';
+import { createOutputFolderSync } from '../io/output-folder.ts';
 
 export const PRIVATE_KEY_FILE = 'trace-inspector-ed25519.key';
 export const PUBLIC_KEY_FILE = 'trace-inspector-ed25519.pub';
@@ -51,7 +53,7 @@ function pathExists(path: string): boolean {
 
 function makeKeyDir(dir: string): void {
   try {
-    mkdirSync(dir, { recursive: true, mode: KEY_DIR_MODE });
+    createOutputFolderSync(dir, 'the key folder', KEY_DIR_MODE);
   } catch (error) {
     throw new ReceiptError('E_KEY_WRITE', dir, `cannot create the key folder: ${describeFsError(error)}`, { cause: error });
   }
@@ -113,12 +115,11 @@ export function generateKeyPair(outDir: string): KeyPairFiles {
 function readKeyText(path: string): string {
   let bytes: Buffer;
   try {
-    if (statSync(path).size > MAX_KEY_FILE_BYTES) {
-      throw new ReceiptError('E_KEY_FORMAT', path, `is larger than ${MAX_KEY_FILE_BYTES} bytes; not a PEM key file`);
-    }
-    bytes = readFileSync(path);
+    bytes = readRegularFileSync(path, MAX_KEY_FILE_BYTES);
   } catch (error) {
-    if (error instanceof ReceiptError) throw error;
+    if (error instanceof GuardedReadError && error.problem === 'too_large') {
+      throw new ReceiptError('E_KEY_FORMAT', path, `is larger than ${MAX_KEY_FILE_BYTES} bytes; not a PEM key file`, { cause: error });
+    }
     throw new ReceiptError('E_KEY_READ', path, `cannot read the key file: ${describeFsError(error)}`, { cause: error });
   }
   const text = bytes.toString('utf8');
@@ -187,7 +188,15 @@ export function parsePublicKeyPem(text: string, source: string): KeyObject {
  */
 export function privateKeyModeWarning(path: string): string | null {
   if (process.platform === 'win32') return null;
-  const mode = statSync(path).mode & 0o777;
+  // chmod is advice for a key file; a device or FIFO is refused by the loader, never advised on.
+  let info;
+  try {
+    info = statSync(path);
+  } catch {
+    return null;
+  }
+  if (!info.isFile()) return null;
+  const mode = info.mode & 0o777;
   if ((mode & 0o077) === 0) return null;
   return `${path} is readable by other users (mode 0${mode.toString(8)}); run: chmod 600 ${path}`;
 }

@@ -5,7 +5,8 @@
 // sha256. Every check that fails adds a reason; `ok` is true only when there is none.
 import { createPublicKey, randomBytes, type KeyObject } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { link, lstat, mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { link, lstat, open, rename, unlink } from 'node:fs/promises';
+import { readRegularFile } from '../io/guarded-read.ts';
 import { basename, dirname, join } from 'node:path';
 import { sha256Bytes } from '../bundle/digest.ts';
 import { formatFieldPath } from '../bundle/errors.ts';
@@ -15,6 +16,7 @@ import { ReceiptError, describeFsError, errnoCode } from './errors.ts';
 import { StatementSchema, buildStatement, describeZodIssues, statementPayload, type Statement, type Subject } from './in-toto.ts';
 import { defaultUserKeyPaths, loadPublicKey, type Env } from './keys.ts';
 import { checkSubjectFiles, type SubjectCheck } from './subject-files.ts';
+import { createOutputFolder } from '../io/output-folder.ts';
 
 /** A receipt is a few hundred KiB at most; a larger file is the wrong file (weights, say). */
 const MAX_RECEIPT_BYTES = 64 * 1024 * 1024;
@@ -88,7 +90,7 @@ export async function writeReceipt(file: string, options: WriteReceiptOptions): 
   const payload = statementPayload(statement);
   const envelope = signEnvelope(payload, IN_TOTO_PAYLOAD_TYPE, options.privateKey);
   try {
-    await mkdir(dirname(file), { recursive: true });
+    await createOutputFolder(dirname(file), `the folder of the receipt ${file}`);
   } catch (error) {
     throw new ReceiptError('E_RECEIPT_WRITE', file, `cannot create its folder: ${describeFsError(error)}`, { cause: error });
   }
@@ -106,10 +108,7 @@ export interface ReadEnvelope {
 export async function readEnvelope(file: string): Promise<ReadEnvelope> {
   let bytes: Buffer;
   try {
-    const info = await stat(file);
-    if (info.isDirectory()) throw new ReceiptError('E_RECEIPT_READ', file, 'is a folder, not a receipt file');
-    if (info.size > MAX_RECEIPT_BYTES) throw new ReceiptError('E_RECEIPT_READ', file, `is ${info.size} bytes, larger than any receipt; wrong file?`);
-    bytes = await readFile(file);
+    bytes = await readRegularFile(file, MAX_RECEIPT_BYTES);
   } catch (error) {
     if (error instanceof ReceiptError) throw error;
     throw new ReceiptError('E_RECEIPT_READ', file, `cannot read the receipt: ${describeFsError(error)}`, { cause: error });

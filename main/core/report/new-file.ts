@@ -5,7 +5,8 @@
 // is removed whatever happens.
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { link, mkdir, open, rename, unlink } from 'node:fs/promises';
+import { link, open, rename, unlink } from 'node:fs/promises';
+import { createOutputFolder } from '../io/output-folder.ts';
 import { basename, dirname, join } from 'node:path';
 
 export class NewFileExistsError extends Error {
@@ -13,7 +14,7 @@ export class NewFileExistsError extends Error {
 }
 
 export async function writeNewFileAtomically(path: string, text: string): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
+  await createOutputFolder(dirname(path), `the folder of ${path}`);
   if (existsSync(path)) throw new NewFileExistsError(`${path} already exists`);
   const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
   try {

@@ -1,0 +1,113 @@
+// Hostile files for the security tests: a FIFO, a character device, a folder, a file outside
+// the root a bundle may use, a sparse file larger than a cap, and bundles whose untrusted fields
+// (case.id, weights_file, files) point at them. Every CLI run is bounded: a guard that fails
+// shows as a timeout, never as a test run that hangs.
+import { execFileSync, spawn } from 'node:child_process';
+import { closeSync, cpSync, mkdirSync, openSync, readFileSync, writeFileSync, ftruncateSync } from 'node:fs';
+import { join } from 'node:path';
+import { CLI, REPO_ROOT, referenceBundle, tempDirTracker } from '../helpers/paths.ts';
+
+export const { tempDir, removeTempDirs } = tempDirTracker('hostile');
+
+/** The smallest committed case: one prefill pass. */
+export const SMALL_CASE = 'prefill_1tok';
+/** Longest any refusal may take; a guard that is missing shows as a run killed at this bound. */
+export const REFUSAL_BOUND_MS = 30_000;
+
+export interface BoundedRun {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+}
+
+/** Runs the installed CLI, killing it (and reporting timedOut) after `timeoutMs`. */
+export function runCliBounded(args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<BoundedRun> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd: options.cwd ?? REPO_ROOT,
+      env: { ...process.env, ...(options.env ?? {}) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    let timedOut = false;
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, options.timeoutMs ?? REFUSAL_BOUND_MS);
+    child.on('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout, stderr, timedOut });
+    });
+  });
+}
+
+/** What a named error looks like: exit 2, the path named, no internal error, no stack frame. */
+export function describeRefusal(run: BoundedRun): string {
+  return `exit ${run.status}${run.timedOut ? ' (killed: no answer within the bound)' : ''}\n${run.stderr}${run.stdout}`;
+}
+
+export function hasStackTrace(text: string): boolean {
+  return /internal error/i.test(text) || /^\s+at .+:\d+:\d+\)?$/m.test(text);
+}
+
+export interface HostileTargets {
+  /** A character device that never ends. */
+  devZero: string;
+  /** A FIFO nobody writes to: opening or reading it blocks for ever. */
+  fifo: string;
+  /** A folder. */
+  folder: string;
+  /** A regular file outside every root a bundle may reach. */
+  outsideFile: string;
+  /** Its sha256, which no refusal may print. */
+  outsideSha256: string;
+}
+
+export function mkfifo(path: string): string {
+  execFileSync('mkfifo', [path]);
+  return path;
+}
+
+/** A sparse file of `bytes` bytes (no disk used), to cross a size cap. */
+export function sparseFile(path: string, bytes: number): string {
+  const fd = openSync(path, 'w');
+  ftruncateSync(fd, bytes);
+  closeSync(fd);
+  return path;
+}
+
+export function hostileTargets(dir: string): HostileTargets {
+  mkdirSync(dir, { recursive: true });
+  const outsideFile = join(dir, 'secret.txt');
+  writeFileSync(outsideFile, 'a file of the machine no bundle may name\n');
+  const outsideSha256 = execFileSync('sha256sum', [outsideFile]).toString().split(' ')[0] ?? '';
+  const folder = join(dir, 'a-folder');
+  mkdirSync(folder);
+  return { devZero: '/dev/zero', fifo: mkfifo(join(dir, 'fifo')), folder, outsideFile, outsideSha256 };
+}
+
+/**
+ * A copy of a committed reference bundle at `dest`, its manifest edited by `edit`. The weights
+ * stay named by absolute path inside fixtures/weights (the embedded weights root) unless the
+ * edit changes them. case.id and provenance are covered by no digest, so the copy still opens.
+ */
+export function copyBundle(dest: string, edit: (manifest: ManifestJson) => void = () => undefined, caseId = SMALL_CASE): string {
+  cpSync(referenceBundle(caseId), dest, { recursive: true });
+  const manifestPath = join(dest, 'manifest.json');
+  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as ManifestJson;
+  manifest.provenance.model.weights_file = join(referenceBundle(caseId), manifest.provenance.model.weights_file);
+  edit(manifest);
+  writeFileSync(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
+  return dest;
+}
+
+export interface ManifestJson {
+  case: { id: string; description: string };
+  provenance: { model: { weights_file: string; weights_sha256: string } };
+  files: { path: string; sha256: string; bytes: number }[];
+  [key: string]: unknown;
+}
