@@ -251,7 +251,8 @@ export const RunOutcomeSchema = z.strictObject({
 });
 export type RunOutcome = z.infer<typeof RunOutcomeSchema>;
 
-export const CaseSchema = z.strictObject({ id: NonEmptyString, description: z.string() });
+/** pass_count: the number of passes the case has (optional for bundles written before it). */
+export const CaseSchema = z.strictObject({ id: NonEmptyString, description: z.string(), pass_count: z.int().min(1).optional() });
 export type BundleCase = z.infer<typeof CaseSchema>;
 
 export const BundleManifestSchema = z.strictObject({
