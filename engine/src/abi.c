@@ -230,10 +230,10 @@ TI_API const char *ti_session_state(ti_session *s) {
     if (s == NULL) return "{\"error\":\"session is NULL\"}";
     const gen_state *g = &s->state;
     snprintf(s->state_json, sizeof s->state_json,
-             "{\"passes_run\":%u,\"cursor\":%lld,\"next_mode\":%s,\"last_output\":%s,\"count\":%d,"
-             "\"prng_counter\":%llu}",
+             "{\"passes_run\":%u,\"cursor\":%lld,\"next_mode\":%s,\"last_output\":%s,\"modality_left\":%d,"
+             "\"text_done\":%s,\"ended\":%s,\"prng_counter\":%llu}",
              g->passes_run, (long long)g->cursor, mode_name(g->next_mode),
-             g->last_output == OUTPUT_NONE ? "null" : mode_name(g->last_output), (int)g->count,
-             (unsigned long long)g->prng.counter);
+             g->last_output == OUTPUT_NONE ? "null" : mode_name(g->last_output), (int)g->left,
+             g->text_done ? "true" : "false", g->ended ? "true" : "false", (unsigned long long)g->prng.counter);
     return s->state_json;
 }

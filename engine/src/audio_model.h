@@ -11,7 +11,11 @@
 
 enum {
     /* frontend */
-    A_TAPS = 32,        /* resampler taps per phase (2 phases) */
+    A_RS_ORIG = 3,      /* resampler ratio 24 kHz : 16 kHz after the gcd, 3 : 2 */
+    A_RS_NEW = 2,
+    A_RS_LOWPASS = 6,   /* torchaudio's lowpass_filter_width default */
+    A_RS_WIDTH = 10,    /* ceil(6 * 3 / (2 * 0.99)) */
+    A_TAPS = 2 * A_RS_WIDTH + A_RS_ORIG, /* 23 kernel taps per phase (2 phases) */
     A_NFFT = 512,       /* analysis frame and DFT length */
     A_NBINS = 257,      /* power spectrum bins 0..256 */
     A_HOP = 160,        /* frame hop at 16 kHz */
@@ -50,7 +54,7 @@ enum {
     A_PCM_FIRST = 1440
 };
 
-#define A_DTHETA 1e4f
+#define A_DTHETA 1e6f /* the LFM2 configuration default rope_theta */
 
 /* Detokenizer layer l is attention when this is true, ShortConv otherwise. */
 static inline int audio_detok_layer_is_attn(int l) { return l == 2; }
@@ -86,7 +90,6 @@ typedef struct detok_layer_w {
 
 typedef struct audio_weights {
     float *arena;
-    float *taps;   /* [2, 32] */
     float *window; /* [512] */
     float *mel_fb; /* [32, 257] */
     float *conv0_w, *conv0_b;       /* [8, 1, 3, 3], [8] */

@@ -140,9 +140,10 @@ static void build(catalogue *c) {
     b = add(c, "depthformer", TI_I32, 1, M_NCB, 0, 0, EMIT_AUDIO_OUT, false,
             "the frame's 8 codes (code 32 in codebook 0 is end-of-audio)", &c->codes);
     snprintf(b->name, sizeof b->name, "depth.codes");
-    catalogue_add_detok(c); /* detok.* after depth.codes, before gen.state */
-    b = add(c, "state", TI_I32, 1, 4, 0, 0, EMIT_EVERY_PASS, false,
-            "[cursor, next_mode (0 text, 1 audio), count, passes_run] after the pass", &c->gen_state);
+    catalogue_add_detok(c); /* detok.frame_status and detok.* after depth.codes, before gen.state */
+    b = add(c, "state", TI_I32, 1, GEN_STATE_LEN, 0, 0, EMIT_EVERY_PASS, false,
+            "[cursor, next_mode (0 text, 1 audio), modality_left, text_done, ended, passes_run] after the pass",
+            &c->gen_state);
     snprintf(b->name, sizeof b->name, "gen.state");
     b = add(c, "state", TI_U64, 1, 2, 0, 0, EMIT_EVERY_PASS, false, "PRNG state [seed, counter] after the pass",
             &c->gen_prng);

@@ -35,8 +35,9 @@ void catalogue_add_audio_in(struct catalogue *c) {
     bnd_desc *b;
 #define NAME(text) snprintf(b->name, sizeof b->name, "%s", text)
     b = catalogue_add(c, "frontend", TI_F32, 1, BND_L16, 0, 0, IN, false,
-                      "pcm_in resampled 24 kHz -> 16 kHz by the two-phase FIR frontend.resampler.taps: y[n] = "
-                      "sum_j taps[n mod 2][j] x[floor(3n/2) - 15 + j] (zeros outside the input); L16 = ceil(2 L / 3) "
+                      "pcm_in resampled 24 kHz -> 16 kHz as torchaudio.functional.resample with its defaults (a 2-phase "
+                      "windowed-sinc kernel of 23 taps, sinc_interp_hann, lowpass_filter_width 6, rolloff 0.99): "
+                      "y[2j + p] = sum_i kernel[p][i] x[3j + i - 10] (zeros outside the input); L16 = ceil(2 L / 3) "
                       "with L = len(pcm_in)",
                       &fe[FE_RESAMPLED]);
     NAME("frontend.resampled");
@@ -122,6 +123,12 @@ void catalogue_add_audio_in(struct catalogue *c) {
 void catalogue_add_detok(struct catalogue *c) {
     int *dt = c->audio.dt;
     bnd_desc *b;
+    b = catalogue_add(c, "detokenizer", TI_I32, 1, 1, 0, 0, EMIT_AUDIO_OUT, false,
+                      "what the detokenizer does with the frame: 0 decoded, 1 end of audio (code 0 is EOA: not "
+                      "decoded), 2 refused (an EOA code in codebook 1..7: not decoded, as upstream refuses codes "
+                      ">= 2048)",
+                      &dt[DT_FRAME_STATUS]);
+    NAME("detok.frame_status");
     b = catalogue_add(c, "detokenizer", TI_F32, 1, A_DW, 0, 0, FRAME, true,
                       "mean over codebooks k = 0..7 of detok.embed[code_k + 32 k] (summed in k order from +0.0, times "
                       "0.125). Injectable",
@@ -131,7 +138,7 @@ void catalogue_add_detok(struct catalogue *c) {
         b = catalogue_add(c, "detokenizer", TI_F32, 2, A_DREPEAT, A_DW, 0, FRAME, true,
                           audio_detok_layer_is_attn(l)
                               ? "detokenizer attention layer output over the frame's 6 positions (2 query / 1 KV heads, "
-                                "RoPE theta 1e4 at the absolute detokenizer position, sliding window 30). Injectable"
+                                "RoPE theta 1e6 at the absolute detokenizer position, sliding window 30). Injectable"
                               : "detokenizer ShortConv layer output over the frame's 6 positions (carry across frames). "
                                 "Injectable",
                           &dt[DT_L0_OUT + l]);

@@ -20,7 +20,9 @@ enum { ENC_SUBSAMPLING, ENC_POS_EMB, ENC_B0_FFN1, ENC_B0_ATTN_PROBS, ENC_B0_ATTN
        ENC_B0_CONV, ENC_B0_FFN2, ENC_B0_OUT, ENC_B1_OUT, ENC_FIELDS };
 enum { AD_OUT, AD_VALID_ROWS, AD_FIELDS };
 enum { DT_EMBED, DT_L0_OUT, DT_FINAL_NORM = DT_L0_OUT + 4, DT_SPECTRAL, DT_COMPLEX, DT_PCM, DT_OLA, DT_ENVELOPE,
-       DT_FIELDS };
+       DT_FRAME_STATUS, DT_FIELDS };
+/* detok.frame_status values: what the detokenizer did with an audio pass's frame. */
+enum { FRAME_DECODED = 0, FRAME_END_OF_AUDIO = 1, FRAME_REFUSED = 2 };
 
 #define CAT_AUDIO_COUNT (FE_FIELDS + ENC_FIELDS + AD_FIELDS + DT_FIELDS)
 
@@ -35,7 +37,7 @@ struct catalogue;
 
 /* Appends the frontend, encoder and adapter boundaries (called before backbone.embed). */
 void catalogue_add_audio_in(struct catalogue *c);
-/* Appends the detokenizer boundaries (called after depth.codes). */
+/* Appends detok.frame_status and the detokenizer boundaries (called after depth.codes). */
 void catalogue_add_detok(struct catalogue *c);
 
 /* The value of a shape entry in a pass with T positions and an input of pcm_len samples. */

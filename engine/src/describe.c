@@ -53,7 +53,7 @@ static void write_model(json_writer *w) {
               M_DLAYERS, M_DNQ, M_DNKV);
     jw_printf(w, "\"depth_head_dim\":%d,\"depth_ffn_width\":%d,\"rms_eps\":1e-05,", M_HD, M_DFF);
     jw_raw(w, "\"backbone_rope\":{\"style\":\"rotate_half\",\"theta\":1000000},");
-    jw_raw(w, "\"depth_rope\":{\"style\":\"interleaved_pairs\",\"theta\":10000},");
+    jw_raw(w, "\"depth_rope\":{\"style\":\"interleaved_pairs\",\"theta\":1000000},");
     write_audio_model(w);
     jw_printf(w, "\"compute_dtype\":\"f32\",\"sampler_dtype\":\"f64\",\"max_positions_default\":%d}",
               TI_DEFAULT_MAX_POSITIONS);

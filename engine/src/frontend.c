@@ -41,15 +41,46 @@ static bool ws_alloc(frontend_ws *ws, int64_t L16, int64_t F) {
     return ws->resampled && ws->preemph && ws->frames && ws->power && ws->mel && ws->log_mel && ws->bf16;
 }
 
-/* y[n] = sum_j taps[n mod 2][j] x[floor(3n/2) - 15 + j], x outside [0, L) is zero; j order from +0.0. */
-static void resample(const float *taps, const float *x, int64_t L, float *y, int64_t L16) {
+/*
+ * The kernel of torchaudio.functional.resample(x, 24000, 16000) with its defaults
+ * (sinc_interp_hann, lowpass_filter_width 6, rolloff 0.99), computed in float32 with the same
+ * operations in the same order as torchaudio computes it for a float32 waveform: for phase p
+ * and tap i, t = ((-p) / 2 + (i - 10) / 3) * 1.98 clamped to [-6, 6]; window = cos(t pi / 6 / 2)^2;
+ * then t *= pi and kernel = (t == 0 ? 1 : sin(t) / t) * (window * 0.66).
+ */
+static void resampler_kernel(float kernel[A_RS_NEW][A_TAPS]) {
+    const float pi = (float)3.14159265358979323846;
+    const double base_freq = (double)(A_RS_NEW < A_RS_ORIG ? A_RS_NEW : A_RS_ORIG) * 0.99; /* rolloff */
+    const float base = (float)base_freq, scale = (float)(base_freq / A_RS_ORIG);
+    const float width = (float)A_RS_LOWPASS;
+    for (int p = 0; p < A_RS_NEW; p++)
+        for (int i = 0; i < A_TAPS; i++) {
+            float idx = (float)(i - A_RS_WIDTH) / (float)A_RS_ORIG;
+            float t = (float)(-p) / (float)A_RS_NEW + idx;
+            t *= base;
+            t = t < -width ? -width : (t > width ? width : t);
+            float c = cosf(t * pi / width / 2.0f);
+            float window = c * c;
+            t *= pi;
+            float sinc = t == 0.0f ? 1.0f : sinf(t) / t;
+            kernel[p][i] = sinc * (window * scale);
+        }
+}
+
+/*
+ * Output n = 2j + p: y[n] = sum_i kernel[p][i] x[3j + i - 10], x outside [0, L) is zero (torchaudio
+ * pads 10 zeros before and 13 after, then a stride-3 conv1d); accumulated in i order from +0.0.
+ */
+static void resample(const float *x, int64_t L, float *y, int64_t L16) {
+    float kernel[A_RS_NEW][A_TAPS];
+    resampler_kernel(kernel);
     for (int64_t n = 0; n < L16; n++) {
-        const float *t = taps + (n & 1) * A_TAPS;
-        int64_t first = (3 * n) / 2 - (A_TAPS / 2 - 1);
+        const float *k = kernel[n % A_RS_NEW];
+        int64_t first = A_RS_ORIG * (n / A_RS_NEW) - A_RS_WIDTH;
         float acc = 0.0f;
-        for (int j = 0; j < A_TAPS; j++) {
-            int64_t i = first + j;
-            if (i >= 0 && i < L) acc += t[j] * x[i];
+        for (int i = 0; i < A_TAPS; i++) {
+            int64_t at = first + i;
+            if (at >= 0 && at < L) acc += k[i] * x[at];
         }
         y[n] = acc;
     }
@@ -75,7 +106,7 @@ ti_status frontend_run(pass_ctx *p, float *features) {
                        (long long)F);
     }
     /* 1. resampler */
-    resample(w->taps, s->inputs.pcm, L, ws.resampled, L16);
+    resample(s->inputs.pcm, L, ws.resampled, L16);
     ti_status status = rec_boundary(p, ids->fe[FE_RESAMPLED], ws.resampled);
     /* 2. pre-emphasis */
     if (status == TI_OK) {

@@ -31,8 +31,11 @@ enum {
 };
 
 #define M_EPS 1e-5f
+/* gen.state: [cursor, next_mode, modality_left, text_done, ended, passes_run]. */
+enum { GEN_STATE_LEN = 6 };
+
 #define M_BACKBONE_THETA 1e6f
-#define M_DEPTH_THETA 1e4f
+#define M_DEPTH_THETA 1e6f /* liquid-audio model/transformer.py: MHA default theta */
 
 /* Layer l is attention when this is true, ShortConv otherwise. */
 static inline bool model_layer_is_attn(int l) { return l == 2 || l == 4; }

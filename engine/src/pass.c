@@ -13,26 +13,43 @@
 #include "sampler.h"
 #include "session.h"
 
-/* Advances the schedule after one output of mode `mode`. */
-static void schedule_after_output(gen_state *g, const engine_inputs *in, int32_t mode, const int32_t *codes) {
+/*
+ * The schedule of liquid-audio's LFM2AudioModel.generate_interleaved: `left` counts down the
+ * outputs of the current modality (decremented at the start of every pass, pass_run). After a
+ * text token: <|im_end|> ends generation (the token is not embedded); <|text_end|> sets
+ * text_done; the run switches to audio when the countdown reaches 0 or text is done. After an
+ * audio frame: at 0 (text not done) the run switches to text; a frame whose code 0 is EOA feeds
+ * back every code as EOA and switches to text without resetting the countdown.
+ */
+static void schedule_after_output(gen_state *g, const engine_inputs *in, int32_t mode) {
     if (mode == MODE_TEXT) {
-        g->count += 1;
-        if (g->count == in->gen_config[0]) {
+        if (g->last_token == TOKEN_IM_END) {
+            g->ended = true;
+            return;
+        }
+        if (g->last_token == TOKEN_TEXT_END) g->text_done = true;
+        if (g->left == 0 || g->text_done) {
             g->next_mode = MODE_AUDIO;
-            g->count = 0;
+            g->left = in->gen_config[1];
         }
         return;
     }
-    if (codes[0] == M_EOA) {
+    if (g->left == 0 && !g->text_done) {
         g->next_mode = MODE_TEXT;
-        g->count = 0;
-        return;
+        g->left = in->gen_config[0];
     }
-    g->count += 1;
-    if (g->count == in->gen_config[1]) {
+    if (g->last_codes[0] == M_EOA) {
+        for (int k = 0; k < M_NCB; k++) g->last_codes[k] = M_EOA;
         g->next_mode = MODE_TEXT;
-        g->count = 0;
     }
+}
+
+/* What the detokenizer does with a frame: upstream refuses codes >= 2048 (here EOA) anywhere. */
+static int32_t frame_status(const int32_t *codes) {
+    if (codes[0] == M_EOA) return FRAME_END_OF_AUDIO;
+    for (int k = 1; k < M_NCB; k++)
+        if (codes[k] >= M_EOA) return FRAME_REFUSED;
+    return FRAME_DECODED;
 }
 
 static ti_status produce_output(pass_ctx *p, const float *hlast, float *logits) {
@@ -49,12 +66,14 @@ static ti_status produce_output(pass_ctx *p, const float *hlast, float *logits) 
         g->last_token = result.token;
     } else {
         ti_status status = depthformer_run(p, hlast, g->last_codes);
-        /* A frame whose code 0 is end-of-audio ends the run and is not detokenized. */
-        if (status == TI_OK && g->last_codes[0] != M_EOA) status = detok_run(p, g->last_codes);
+        int32_t frame = frame_status(g->last_codes);
+        if (status == TI_OK) status = rec_boundary(p, p->cat->audio.dt[DT_FRAME_STATUS], &frame);
+        /* Only a frame of 8 ordinary codes is detokenized. */
+        if (status == TI_OK && frame == FRAME_DECODED) status = detok_run(p, g->last_codes);
         if (status != TI_OK) return status;
     }
     g->last_output = mode;
-    schedule_after_output(g, &s->inputs, mode, g->last_codes);
+    schedule_after_output(g, &s->inputs, mode);
     return TI_OK;
 }
 
@@ -73,6 +92,7 @@ static ti_status check_capacity(pass_ctx *p) {
 static ti_status run_pass_body(pass_ctx *p) {
     ti_status status = check_capacity(p);
     if (status != TI_OK) return status;
+    p->next.left -= 1; /* the countdown moves at the start of every pass, as upstream */
     float *x = malloc((size_t)p->T * M_D * sizeof(float));
     if (x == NULL) return ti_fail(&p->err, TI_ERR_OUT_OF_MEMORY, "pass %u: out of memory", p->index);
     float logits[M_VT];
@@ -93,7 +113,8 @@ static ti_status run_pass_body(pass_ctx *p) {
     g->cursor += p->T;
     g->passes_run += 1;
     g->prefilled = true;
-    int32_t state_vec[4] = {(int32_t)g->cursor, g->next_mode, g->count, (int32_t)g->passes_run};
+    int32_t state_vec[GEN_STATE_LEN] = {(int32_t)g->cursor, g->next_mode, g->left, g->text_done ? 1 : 0,
+                                        g->ended ? 1 : 0, (int32_t)g->passes_run};
     status = rec_boundary(p, p->cat->gen_state, state_vec);
     if (status != TI_OK) return status;
     uint64_t prng_vec[2] = {g->prng.seed, g->prng.counter};
@@ -122,6 +143,10 @@ ti_status pass_run(ti_session *s, ti_pass_kind kind) {
         }
     } else {
         if (!s->state.prefilled) status = ti_fail(&p->err, TI_ERR_STATE, "decode: no prefill has run (call ti_prefill)");
+        else if (s->state.ended)
+            status = ti_fail(&p->err, TI_ERR_STATE,
+                             "decode: generation ended at pass %u (token %d, <|im_end|>); call ti_reset to start again",
+                             s->state.passes_run - 1, TOKEN_IM_END);
         p->next = s->state;
         p->T = 1;
     }

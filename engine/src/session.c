@@ -10,6 +10,7 @@
 void session_initial_state(const ti_session *s, gen_state *state) {
     memset(state, 0, sizeof *state);
     state->next_mode = s->inputs.gen_config[2];
+    state->left = state->next_mode == MODE_TEXT ? s->inputs.gen_config[0] : s->inputs.gen_config[1];
     state->last_output = OUTPUT_NONE;
     state->prng.seed = s->inputs.seed;
     state->prng.counter = 0;

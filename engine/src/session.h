@@ -21,6 +21,9 @@
 #define TI_MAX_MAX_POSITIONS (1 << 20)
 
 enum { MODE_TEXT = 0, MODE_AUDIO = 1, OUTPUT_NONE = -1 };
+/* Text ids the schedule acts on (liquid-audio generate_interleaved). */
+enum { TOKEN_IM_END = 7, TOKEN_TEXT_END = 130 };
+
 
 /* A host tensor waiting to replace a boundary on the next pass (row-major copy). */
 typedef struct injection {
@@ -36,10 +39,12 @@ typedef struct gen_state {
     uint32_t passes_run;
     int64_t cursor;      /* positions consumed */
     int32_t next_mode;   /* MODE_TEXT / MODE_AUDIO: the output the next pass produces */
-    int32_t count;       /* outputs produced in the current run of next_mode */
+    int32_t left;        /* outputs left in the current modality (upstream's modality_left) */
+    bool text_done;      /* <|text_end|> was sampled: audio only from here */
+    bool ended;          /* <|im_end|> was sampled: no further pass */
     int32_t last_output; /* OUTPUT_NONE, MODE_TEXT or MODE_AUDIO */
     int32_t last_token;
-    int32_t last_codes[M_NCB];
+    int32_t last_codes[M_NCB]; /* the frame the next pass embeds (all EOA after an EOA code 0) */
     ti_prng prng;
     int64_t kv_len[M_LAYERS];
     int64_t depth_kv_len; /* 0 between frames unless perturb.depth_kv_not_reset */

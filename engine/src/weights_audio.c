@@ -56,7 +56,6 @@ static void norm(aw_list *list, float **w, float **b, const char *prefix) {
 static void build(aw_list *list, audio_weights *w) {
     char p[64], n[96];
     list->count = 0;
-    want(list, &w->taps, "frontend.resampler.taps", 2, 2, A_TAPS);
     want(list, &w->window, "frontend.window", 1, A_NFFT);
     want(list, &w->mel_fb, "frontend.mel_fb", 2, A_NMEL, A_NBINS);
     want(list, &w->conv0_w, "encoder.subsampling.conv0.weight", 4, A_SUB_CH, 1, 3, 3);

@@ -15,7 +15,20 @@ export const WEIGHTS_FILE = join(FIXTURES_DIR, 'weights', 'tiny-lfm2.5-audio.saf
 export const CLI = join(REPO_ROOT, 'bin', 'trace-inspector.js');
 
 /** Every committed case; a case that disappears must fail the suite, so this list is explicit. */
-export const CASES = ['interleaved', 'topk_ties', 'prefill_1tok', 'nan_inf', 'greedy', 'speech', 'silence', 'tail', 'clipped'] as const;
+export const CASES = [
+  'interleaved',
+  'topk_ties',
+  'eoa_countdown',
+  'im_end',
+  'text_end',
+  'prefill_1tok',
+  'nan_inf',
+  'greedy',
+  'speech',
+  'silence',
+  'tail',
+  'clipped',
+] as const;
 /** The cases that run the whole pipeline, PCM in to PCM out. */
 export const AUDIO_CASES = ['speech', 'silence', 'tail', 'clipped'] as const;
 
