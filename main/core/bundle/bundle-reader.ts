@@ -116,7 +116,8 @@ export async function openBundleFromManifest(dir: string, manifest: BundleManife
   return new BundleReader(manifest, resolve(dir), manifestPath, realPaths, locations, display);
 }
 
-async function readManifest(dir: string, manifestPath: string): Promise<BundleManifest> {
+/** Reads and validates `dir`/manifest.json alone (confined, size-capped, UTF-8, schema and rules). */
+export async function readManifest(dir: string, manifestPath: string = join(dir, MANIFEST_FILE_NAME)): Promise<BundleManifest> {
   const real = await resolveInsideBundle(dir, MANIFEST_FILE_NAME, { file: manifestPath, field: '(file)' });
   const info = await stat(real);
   if (!info.isFile()) throw new BundleError('E_FILE_NOT_REGULAR', manifestPath, '(file)', 'is not a regular file');
