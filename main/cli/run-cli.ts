@@ -2,6 +2,7 @@
 // and the Electron main process, which hands it its argv when asked for a headless command.
 import { toolInfo } from '../core/tool/tool-info.ts';
 import { CAPTURE_USAGE, runCaptureCommand } from './commands/capture-command.ts';
+import { CHECK_USAGE, runCheckCommand } from './commands/check-command.ts';
 import { EXPORT_WAV_USAGE, runExportWavCommand } from './commands/export-wav-command.ts';
 import { GATE_USAGE, runGateCommand } from './commands/gate-command.ts';
 import { KEYGEN_USAGE, runKeygenCommand } from './commands/keygen-command.ts';
@@ -16,6 +17,7 @@ commands:
   --gate      run the gate: every case, every boundary, seals, signed receipt (exit 0/1/2)
   capture     run an engine over a reference case and capture every boundary into a bundle
   verify      check a gate receipt's signature and the files it names
+  check       validate bundles (manifest, files, headers, every digest); every problem at once
   keygen      create an Ed25519 key pair for signing receipts
   recover     seal an interrupted capture (killed, crashed, disk full) into an aborted bundle
   export-wav  write a bundle's PCM stream (detok.pcm) as a 24 kHz float WAV
@@ -30,6 +32,7 @@ const COMMAND_USAGE: Readonly<Record<string, string>> = {
   gate: GATE_USAGE,
   '--gate': GATE_USAGE,
   verify: VERIFY_USAGE,
+  check: CHECK_USAGE,
   keygen: KEYGEN_USAGE,
   recover: RECOVER_USAGE,
   'export-wav': EXPORT_WAV_USAGE,
@@ -55,6 +58,7 @@ const COMMANDS: Readonly<Record<string, CommandRunner>> = {
   '--gate': runGateCommand,
   gate: runGateCommand,
   verify: (rest, io) => runVerifyCommand(rest, io),
+  check: (rest, io) => runCheckCommand(rest, io),
   keygen: (rest, io) => runKeygenCommand(rest, io),
   recover: (rest, io) => runRecoverCommand(rest, io),
   'export-wav': (rest, io) => runExportWavCommand(rest, io),

@@ -141,14 +141,14 @@ export async function openBundleFromManifest(dir: string, manifest: BundleManife
 }
 
 /** A tensor digest the manifest states, to be checked in the same read as its file's digest. */
-interface TensorDigestClaim {
+export interface TensorDigestClaim {
   readonly key: string;
   readonly sha256: string;
   /** Manifest field of the sha256, for messages. */
   readonly field: string;
 }
 
-function tensorDigestClaims(manifest: BundleManifest): Map<string, TensorDigestClaim[]> {
+export function tensorDigestClaims(manifest: BundleManifest): Map<string, TensorDigestClaim[]> {
   const byFile = new Map<string, TensorDigestClaim[]>();
   const add = (file: string, claim: TensorDigestClaim): void => {
     const list = byFile.get(file) ?? [];
@@ -170,7 +170,7 @@ function tensorDigestClaims(manifest: BundleManifest): Map<string, TensorDigestC
  * file's own digest is judged first (a changed file is named as such); a header that cannot be
  * parsed is left to crossCheckHeaders, which names the problem.
  */
-async function verifyFileAndTensors(
+export async function verifyFileAndTensors(
   real: string,
   shown: string,
   entry: { readonly sha256: string },
@@ -222,7 +222,8 @@ async function verifyFileAndTensors(
   }
 }
 
-async function readManifest(dir: string, manifestPath: string): Promise<BundleManifest> {
+/** Reads and validates `dir`/manifest.json alone (confined, size-capped, UTF-8, schema and rules). */
+export async function readManifest(dir: string, manifestPath: string = join(dir, MANIFEST_FILE_NAME)): Promise<BundleManifest> {
   let real: string;
   try {
     real = await resolveInsideBundle(dir, MANIFEST_FILE_NAME, { file: manifestPath, field: '(file)' });

@@ -49,7 +49,13 @@ const RuntimeValueSchema = z.union([z.string(), z.number(), z.boolean()]);
 /** Runtime versions: free-form by name; the required names depend on the bundle kind. */
 export const RuntimeSchema = z.record(z.string(), RuntimeValueSchema);
 
-const ReferenceRuntimeSchema = z.object({ torch: NonEmptyString, python: NonEmptyString }).catchall(RuntimeValueSchema);
+/**
+ * A reference or oracle names what computed it, tool by tool (torch and python for a PyTorch
+ * reference; NAMcore, JAX or another native engine for others): any non-empty map.
+ */
+const ReferenceRuntimeSchema = z
+  .record(NonEmptyString, RuntimeValueSchema)
+  .refine((runtime) => Object.keys(runtime).length > 0, { error: 'expected at least one tool and its version, e.g. {"torch": "2.4.0", "python": "3.11.9"}' });
 const NativeRuntimeSchema = z
   .object({
     node: NonEmptyString,
@@ -61,15 +67,19 @@ const NativeRuntimeSchema = z
   })
   .catchall(RuntimeValueSchema);
 
-export const PRECISIONS = ['float32', 'float64', 'native'] as const;
+export const PRECISIONS = ['float32', 'float64', 'bfloat16', 'float16', 'native'] as const;
 export const PrecisionSchema = z.enum(PRECISIONS);
 export type Precision = z.infer<typeof PrecisionSchema>;
 
-/** The precision each bundle kind computes in (a reference is float32 by definition here). */
-export const PRECISION_OF_KIND: Readonly<Record<BundleKind, Precision>> = {
-  reference: 'float32',
-  'oracle-f64': 'float64',
-  native: 'native',
+/**
+ * The precisions each bundle kind may declare: a reference computes in whatever its framework
+ * ran (float32, bfloat16, ... or "native" for a reference that is itself an engine run), an
+ * oracle in float64, a native capture in the engine's own.
+ */
+export const PRECISIONS_OF_KIND: Readonly<Record<BundleKind, readonly Precision[]>> = {
+  reference: PRECISIONS,
+  'oracle-f64': ['float64'],
+  native: ['native'],
 };
 
 const IsoTimeSchema = z.iso.datetime({ offset: true, error: 'expected an ISO 8601 time such as 2026-12-02T10:00:00Z' });
@@ -87,7 +97,7 @@ export type Provenance = z.infer<typeof ProvenanceSchema>;
 export function provenanceSchemaFor(kind: BundleKind) {
   return ProvenanceSchema.extend({
     runtime: kind === 'native' ? NativeRuntimeSchema : ReferenceRuntimeSchema,
-    precision: z.literal(PRECISION_OF_KIND[kind], { error: `expected "${PRECISION_OF_KIND[kind]}" for a ${kind} bundle` }),
+    precision: z.enum(PRECISIONS_OF_KIND[kind], { error: `expected ${PRECISIONS_OF_KIND[kind].map((p) => `"${p}"`).join(' or ')} for a ${kind} bundle` }),
   });
 }
 
@@ -199,14 +209,18 @@ export type BoundaryEntry = z.infer<typeof BoundaryEntrySchema>;
 
 export const PassKindSchema = z.enum(['prefill', 'decode']);
 export type PassKind = z.infer<typeof PassKindSchema>;
-/** The output a pass produced; null only in a native bundle whose pass was cut short by a crash. */
-export const PassModeSchema = z.enum(['text', 'audio']);
+/**
+ * A free label of what a pass produced ("text" and "audio" for the reference engine; any other
+ * word for other models), or null when the producer gives none. When both the reference and the
+ * engine name a mode, they must agree.
+ */
+export const PassModeSchema = z.string().min(1, { error: 'expected a non-empty label or null' }).max(64, { error: 'expected at most 64 characters' });
 export type PassMode = z.infer<typeof PassModeSchema>;
 
 export const PassEntrySchema = z.strictObject({
   index: Count,
   kind: PassKindSchema,
-  mode: PassModeSchema.nullable(),
+  mode: PassModeSchema.nullable().default(null),
   file: NonEmptyString,
   boundaries: z.array(BoundaryEntrySchema),
 });
@@ -466,9 +480,6 @@ function semanticIssues(manifest: BundleManifest): BundleIssue[] {
     const expectedKind = p === 0 ? 'prefill' : 'decode';
     if (pass.kind !== expectedKind) {
       out.add('E_PASS_ORDER', ['passes', p, 'kind'], `expected "${expectedKind}": pass 0 is the prefill, every later pass a decode`);
-    }
-    if (pass.mode === null && manifest.kind !== 'native') {
-      out.add('E_MANIFEST_SCHEMA', ['passes', p, 'mode'], 'expected "text" or "audio": a reference pass records the output it produced');
     }
     useFile(['passes', p, 'file'], pass.file);
     if (passFiles.has(pass.file) || inputFiles.has(pass.file)) {

@@ -240,7 +240,7 @@ export class NativeBundleWriter {
     const pass = this.pass;
     if (pass === null) return this.stateError('endPass', 'no pass is open');
     const checkedMode = mode === null ? null : PassModeSchema.safeParse(mode);
-    if (checkedMode !== null && !checkedMode.success) this.stateError('endPass', `mode must be "text", "audio" or null, got ${JSON.stringify(mode)}`);
+    if (checkedMode !== null && !checkedMode.success) this.stateError('endPass', `mode must be a label of 1 to 64 characters or null, got ${JSON.stringify(mode)}`);
     const passMode: PassMode | null = checkedMode === null ? null : checkedMode.data;
     this.encoder.discard();
     this.openName = null;
