@@ -61,8 +61,10 @@ function labelFindings(input: PassStructureInput): PassFinding[] {
   for (const pass of input.reference.passes) {
     const differences: string[] = [];
     const native = input.native?.passes[pass.index];
-    // A native pass cut short by a crash records no mode: the crash is its verdict.
-    if (native !== undefined && native.mode !== null && (native.kind !== pass.kind || native.mode !== pass.mode)) {
+    // Modes are free labels compared when both sides give one: a native pass cut short by a
+    // crash records none (the crash is its verdict), and an engine or reference may name none.
+    const modesDiffer = native !== undefined && native.mode !== null && pass.mode !== null && native.mode !== pass.mode;
+    if (native !== undefined && (native.kind !== pass.kind || modesDiffer)) {
       differences.push(`the native run reports ${describePass(native)}`);
     }
     const oracle = input.oracle?.passes[pass.index];
