@@ -195,6 +195,21 @@ describe('every reference and oracle digest is verified before the engine runs',
     }
   });
 
+  it('capture of a reference with a wrong per-tensor sha256: exit 2 naming the tensor, before any engine runs or anything is written', async () => {
+    const root = tempDir('fc-digest-capture');
+    const toy = writeToyCase(root);
+    editManifest(toy.referenceDir, (manifest) => {
+      (manifest.inputs[0] as { sha256: string }).sha256 = 'a'.repeat(64);
+    });
+    const out = join(root, 'out');
+    const io = recordingIO(root);
+    const code = await runCli(['capture', '--engine', TOY_ENGINE, '--bundle', toy.referenceDir, '--out', out], io);
+    expect(code).toBe(2);
+    expect(io.err.join('')).toContain('inputs[0].sha256: tensor "prompt_tokens"');
+    expect(io.err.join('')).not.toContain('capture: engine');
+    expect(existsSync(out)).toBe(false);
+  });
+
   it('speech with a wrong detok.pcm sha256 (digests of the files kept consistent): --gate exits 2 naming file and tensor, writes nothing', async () => {
     const root = tempDir('fc-speech');
     const referenceDir = await copyBundle(referenceBundle('speech'), join(root, 'speech', 'reference'));
