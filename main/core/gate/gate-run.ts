@@ -74,7 +74,7 @@ async function openValidated(dir: string, expectedKind: 'reference' | 'oracle-f6
   }
   if (bundle.manifest.kind !== expectedKind) {
     await bundle.close();
-    const why = bundle.manifest.kind === 'native' ? `: ${NATIVE_AS_REFERENCE}` : '';
+    const why = bundle.manifest.kind === 'native' && expectedKind === 'reference' ? `: ${NATIVE_AS_REFERENCE}` : '';
     throw new GateUsageError(`${role} bundle ${dir}: ${bundle.manifestPath}: kind: is "${bundle.manifest.kind}", expected "${expectedKind}"${why}`);
   }
   return bundle;
