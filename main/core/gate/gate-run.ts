@@ -65,7 +65,7 @@ function safeFolder(caseId: string): string {
 async function openValidated(dir: string, expectedKind: 'reference' | 'oracle-f64', role: string): Promise<TraceBundle> {
   let bundle: TraceBundle;
   try {
-    bundle = await openBundle(dir);
+    bundle = await openBundle(dir, { checkPadding: true });
   } catch (error) {
     if (error instanceof BundleError) throw new GateUsageError(`${role} bundle ${dir} is not valid: ${error.message}`);
     const code = (error as NodeJS.ErrnoException).code;
