@@ -90,7 +90,7 @@ export async function openReference(dir: string): Promise<OpenedReference> {
   if (!existsSync(join(referenceDir, MANIFEST_FILE_NAME)) && existsSync(join(referenceDir, 'reference', MANIFEST_FILE_NAME))) {
     referenceDir = join(referenceDir, 'reference');
   }
-  const bundle = await openBundle(referenceDir);
+  const bundle = await openBundle(referenceDir, { checkPadding: true });
   let oracle: TraceBundle | null = null;
   try {
     // A native bundle holds no contracts (Open run takes it, against a reference).
@@ -98,7 +98,7 @@ export async function openReference(dir: string): Promise<OpenedReference> {
     const candidate = join(dirname(referenceDir), ORACLE_FOLDER);
     const oracleDir = basename(referenceDir) !== ORACLE_FOLDER && existsSync(join(candidate, MANIFEST_FILE_NAME)) ? candidate : null;
     if (oracleDir !== null) {
-      oracle = await openBundle(oracleDir);
+      oracle = await openBundle(oracleDir, { checkPadding: true });
       if (oracle.manifest.kind !== 'oracle-f64') throw wrongKind(oracle, 'oracle-f64', `${oracleDir} sits where the case's fp64 oracle belongs`);
       if (oracle.manifest.case.id !== bundle.manifest.case.id) {
         throw new BundleError('E_MANIFEST_SCHEMA', oracle.manifestPath, 'case.id', `is "${oracle.manifest.case.id}", but the reference beside it is case "${bundle.manifest.case.id}"`);

@@ -195,6 +195,21 @@ describe('every reference and oracle digest is verified before the engine runs',
     }
   });
 
+  it('capture of a reference with a wrong per-tensor sha256: exit 2 naming the tensor, before any engine runs or anything is written', async () => {
+    const root = tempDir('fc-digest-capture');
+    const toy = writeToyCase(root);
+    editManifest(toy.referenceDir, (manifest) => {
+      (manifest.inputs[0] as { sha256: string }).sha256 = 'a'.repeat(64);
+    });
+    const out = join(root, 'out');
+    const io = recordingIO(root);
+    const code = await runCli(['capture', '--engine', TOY_ENGINE, '--bundle', toy.referenceDir, '--out', out], io);
+    expect(code).toBe(2);
+    expect(io.err.join('')).toContain('inputs[0].sha256: tensor "prompt_tokens"');
+    expect(io.err.join('')).not.toContain('capture: engine');
+    expect(existsSync(out)).toBe(false);
+  });
+
   it('speech with a wrong detok.pcm sha256 (digests of the files kept consistent): --gate exits 2 naming file and tensor, writes nothing', async () => {
     const root = tempDir('fc-speech');
     const referenceDir = await copyBundle(referenceBundle('speech'), join(root, 'speech', 'reference'));
@@ -287,14 +302,23 @@ describe("the reference's own padding past `valid` keeps its declared policy", (
       return copy;
     };
     const broken = await copyBundle(referenceBundle('speech'), join(root, 'broken'), setSample(0.25));
-    const failure = await openBundle(broken).catch((error: unknown) => error);
+    const failure = await openBundle(broken, { checkPadding: true }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(BundleError);
     expect((failure as BundleError).code).toBe('E_PADDING');
     expect((failure as BundleError).message).toContain('boundary "detok.pcm" of pass 0: element [1500] is 0.25, past the valid length 1440 on axis 0');
 
     const negativeZero = await copyBundle(referenceBundle('speech'), join(root, 'negative-zero'), setSample(-0));
-    const bundle = await openBundle(negativeZero);
+    const bundle = await openBundle(negativeZero, { checkPadding: true });
     await bundle.close();
+
+    // The same broken reference through the app's open, and through capture (exit 2, nothing written).
+    const opened = await openReference(broken).catch((error: unknown) => error);
+    expect((opened as BundleError).code).toBe('E_PADDING');
+    const out = join(root, 'out');
+    const io = recordingIO(root);
+    expect(await runCli(['capture', '--engine', REFERENCE_ENGINE, '--bundle', broken, '--out', out], io)).toBe(2);
+    expect(io.err.join('')).toContain('boundary "detok.pcm" of pass 0: element [1500]');
+    expect(existsSync(out)).toBe(false);
   }, 60_000);
 });
 

@@ -103,7 +103,7 @@ export async function runCaptureCommand(argv: readonly string[], io: CliIO, comm
   try {
     // Verified in full here (every file and tensor digest, its padding), once: the capture then
     // opens it without hashing every file again.
-    const reference = await openBundle(referenceDir);
+    const reference = await openBundle(referenceDir, { checkPadding: true });
     try {
       requireReferenceKind(reference);
       caseId = reference.manifest.case.id;

@@ -35,6 +35,13 @@ export interface OpenBundleOptions {
    * 'none': only existence and sizes (the per-tensor sha256 is still checked on every read).
    */
   readonly verify?: 'files' | 'none';
+  /**
+   * The bundle is evidence a run is judged against (a reference or an oracle, opened by the gate,
+   * capture or the app): check that its own padding past `valid` keeps the declared policy
+   * (padding "zero"), E_PADDING otherwise. Default false: other readers (the comparator's tests,
+   * tools that inspect a bundle) take the tensors as they are.
+   */
+  readonly checkPadding?: boolean;
 }
 
 export interface TensorData {
@@ -127,7 +134,7 @@ export async function openBundleFromManifest(dir: string, manifest: BundleManife
 
   const locations = await crossCheckHeaders(manifest, realPaths, display);
   const reader = new BundleReader(manifest, resolve(dir), manifestPath, realPaths, locations, display);
-  if (verify === 'files' && manifest.kind !== 'native') {
+  if (options.checkPadding === true && manifest.kind !== 'native') {
     // A reference or oracle is the truth a run is judged against: its own padding must keep
     // the policy it declares (a native bundle's padding is judged by the comparison instead).
     try {

@@ -487,7 +487,7 @@ function abortReason(signal: AbortSignal): string {
 }
 
 export async function captureRun(options: CaptureOptions): Promise<CaptureResult> {
-  const reference = await openBundle(resolve(options.referenceDir), options.referenceVerified === true ? { verify: 'none' } : {});
+  const reference = await openBundle(resolve(options.referenceDir), options.referenceVerified === true ? { verify: 'none' } : { checkPadding: true });
   try {
     // A native bundle holds no contracts: as a reference every row would be judged against nothing.
     requireReferenceKind(reference);

@@ -59,7 +59,7 @@ interface PreparedCase {
 async function openValidated(dir: string, expectedKind: 'reference' | 'oracle-f64', role: string): Promise<TraceBundle> {
   let bundle: TraceBundle;
   try {
-    bundle = await openBundle(dir);
+    bundle = await openBundle(dir, { checkPadding: true });
   } catch (error) {
     if (error instanceof BundleError) throw new GateUsageError(`${role} bundle ${dir} is not valid: ${error.message}`);
     const code = (error as NodeJS.ErrnoException).code;
@@ -68,7 +68,7 @@ async function openValidated(dir: string, expectedKind: 'reference' | 'oracle-f6
   }
   if (bundle.manifest.kind !== expectedKind) {
     await bundle.close();
-    const why = bundle.manifest.kind === 'native' ? `: ${NATIVE_AS_REFERENCE}` : '';
+    const why = bundle.manifest.kind === 'native' && expectedKind === 'reference' ? `: ${NATIVE_AS_REFERENCE}` : '';
     throw new GateUsageError(`${role} bundle ${dir}: ${bundle.manifestPath}: kind: is "${bundle.manifest.kind}", expected "${expectedKind}"${why}`);
   }
   return bundle;
