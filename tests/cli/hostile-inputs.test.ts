@@ -20,6 +20,8 @@ const INTERNAL_ERROR = /internal error/i;
 const STACK_FRAME = /^\s{2,}at .+[(:]\d+/m;
 
 interface Answer {
+  /** The bound passed before stdout and stderr closed (the CLI, or something holding its pipes, hung). */
+  hung: boolean;
   code: number | null;
   signal: NodeJS.Signals | null;
   stdout: string;
@@ -35,11 +37,15 @@ function run(args: readonly string[], timeoutMs = 40_000, env: Readonly<Record<s
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    let hung = false;
+    const timer = setTimeout(() => {
+      hung = true;
+      child.kill('SIGKILL');
+    }, timeoutMs);
     // 'close': stdout and stderr closed too, so an engine's child holding them would show as a hang.
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr, ms: Date.now() - started });
+      resolve({ hung, code, signal, stdout, stderr, ms: Date.now() - started });
     });
   });
 }
@@ -133,7 +139,8 @@ describe.concurrent('every command answers hostile input with a named error and 
   it.each(ROWS)('$what → exit $exit', async (row) => {
     const answer = await run(row.args(), row.timeoutMs ?? 40_000, row.env ?? {});
     const text = `${answer.stderr}\n${answer.stdout}`;
-    expect(answer.signal, `killed after ${answer.ms} ms (a hang):\n${text}`).toBeNull();
+    expect(answer.hung, `still open after ${answer.ms} ms (a hang):\n${text}`).toBe(false);
+    expect(answer.signal, text).toBeNull();
     expect(text).not.toMatch(INTERNAL_ERROR);
     expect(text).not.toMatch(STACK_FRAME);
     expect(answer.code, text).toBe(row.exit);
