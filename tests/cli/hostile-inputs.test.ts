@@ -92,6 +92,7 @@ const ROWS: Row[] = [
   { what: 'capture --engine whose constructor hangs', args: () => ['capture', '--engine', lib('ctor_hang_engine'), '--bundle', toy, '--out', out('c6'), '--timeout', '1'], exit: 2, names: /libctor_hang_engine\.so: loading the library did not finish within 1000 ms/ },
   { what: 'capture --engine whose record shape overflows 64 bits', args: () => ['capture', '--engine', lib('shape_overflow_engine'), '--bundle', toy, '--out', out('c7')], exit: 1, names: /engine contract violated: shape \[8589934592, 2147483648\]/ },
   { what: 'capture --engine that ignores the stop request', args: () => ['capture', '--engine', lib('ignore_stop_engine'), '--bundle', toy, '--out', out('c8')], exit: 1, names: /run engine_error in pass 1 .*ignored the request to stop/ },
+  { what: 'capture --engine that emits a record from its own thread', args: () => ['capture', '--engine', lib('foreign_thread_engine'), '--bundle', toy, '--out', out('c10'), '--timeout', '30'], exit: 1, names: /run engine_error in pass 1 .*record from a foreign thread: toy\.embed/, timeoutMs: 25_000 },
   { what: 'capture --engine that forks a child holding stdout for 30 s', args: () => ['capture', '--engine', lib('fork_linger_engine'), '--bundle', toy, '--out', out('c9')], exit: 0, names: /native bundle: /, timeoutMs: 20_000 },
   { what: 'capture of a folder holding an interrupted capture', args: () => ['capture', '--engine', lib('toy_engine'), '--bundle', toy, '--out', interruptedCapture()], exit: 2, names: /trace-inspector recover / },
   // gate
