@@ -187,15 +187,26 @@ describe('two captures into the same --out at once', () => {
 });
 
 describe('a full disk', () => {
-  // A real full disk: a small tmpfs (needs root to mount; skipped where mount is refused).
-  const mountPoint = join(tempDir('disk'), 'mnt');
-  mkdirSync(mountPoint);
-  const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', mountPoint]).status === 0;
-  afterAll(() => {
-    if (mounted) spawnSync('umount', [mountPoint]);
-  });
+  // A real full disk: a small tmpfs (needs root to mount; skipped where mount is refused). The
+  // probe mounts and unmounts at once; the test mounts its own and always unmounts it.
+  const probe = join(tempDir('disk-probe'), 'mnt');
+  mkdirSync(probe);
+  const canMount = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', probe]).status === 0 && spawnSync('umount', [probe]).status === 0;
 
-  it.skipIf(!mounted)('is a named error (exit 1) that keeps every sealed pass, and recover seals them once space is freed', async () => {
+  it.skipIf(!canMount)('is a named error (exit 1) that keeps every sealed pass, and recover seals them once space is freed', async () => {
+    const mountPoint = join(tempDir('disk'), 'mnt');
+    mkdirSync(mountPoint);
+    expect(spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', mountPoint]).status).toBe(0);
+    try {
+      await fullDiskCapture(mountPoint);
+    } finally {
+      spawnSync('umount', [mountPoint]);
+    }
+  });
+});
+
+async function fullDiskCapture(mountPoint: string): Promise<void> {
+  {
     const out = join(mountPoint, 'run');
     // The reference engine's default case needs ~2.6 MB: the disk fills up during the capture.
     const run = runCliProcess(['capture', '--out', out]);
@@ -219,6 +230,6 @@ describe('a full disk', () => {
     } finally {
       await bundle.close();
     }
-  });
-});
+  }
+}
 
