@@ -12,8 +12,10 @@
 //    the C library's memcpy into typed arrays (which koffi passes zero-copy), or koffi.decode
 //    where memcpy cannot be found.
 import { createHash } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import koffi, { type LibraryHandle, type TypeObject } from 'koffi';
+import { packageRoot } from '../../main/core/tool/tool-info.ts';
 import { EngineLoadError } from './engine-errors.ts';
 import { HOST_ABI_VERSION, parseEngineDescription, type EngineDescription } from './engine-description.ts';
 
@@ -80,6 +82,68 @@ export function registerRecordCallback(callback: RecordCallback): RegisteredReco
     unregister() {
       if (registered) koffi.unregister(pointer);
       registered = false;
+    },
+  };
+}
+
+/**
+ * The record guard (engine/host-guard/ti_record_guard.c, built into engine/build): the callback
+ * registered with the engine is the guard's, which forwards a record to `forward` only on the
+ * thread that created the guard and refuses (and counts) records from any other thread. Without
+ * it, a record from an engine's own thread would wait for this thread, blocked in the pass.
+ */
+export interface RecordGuard {
+  /** The ti_record_fn and the user pointer to hand to ti_set_record_callback. */
+  readonly fn: Pointer;
+  readonly user: Pointer;
+  /** Records refused since the last call (and the first one's boundary); null when none. */
+  takeForeign(): { count: number; firstName: string } | null;
+  free(): void;
+}
+
+interface GuardFunctions {
+  create: NativeFunction;
+  free: NativeFunction;
+  recordFn: NativeFunction;
+  takeForeign: NativeFunction;
+  firstName: NativeFunction;
+}
+
+let guardFunctions: GuardFunctions | undefined;
+
+export const RECORD_GUARD_LIBRARY = 'libti_record_guard.so';
+
+/** Creates a guard owned by the calling thread that forwards to the registered callback `forward`. */
+export function createRecordGuard(forward: Pointer): RecordGuard {
+  abiTypesForThisThread();
+  guardFunctions ??= (() => {
+    const path = join(packageRoot(), 'engine', 'build', RECORD_GUARD_LIBRARY);
+    if (!existsSync(path)) throw new Error(`${path} is missing: run \`make -C engine\` (or \`npm install\`) to build the engine host's record guard`);
+    const lib = koffi.load(path);
+    return {
+      create: lib.func('void *trg_new(ti_record_fn *forward)') as NativeFunction,
+      free: lib.func('void trg_free(void *guard)') as NativeFunction,
+      recordFn: lib.func('ti_record_fn *trg_record_fn(void)') as NativeFunction,
+      takeForeign: lib.func('uint32_t trg_take_foreign(void *guard)') as NativeFunction,
+      firstName: lib.func('const char *trg_first_foreign_name(void *guard)') as NativeFunction,
+    };
+  })();
+  const fns = guardFunctions;
+  const user = asPointer(fns.create(forward));
+  if (user === null) throw new Error('trg_new: out of memory');
+  const fn = asPointer(fns.recordFn());
+  if (fn === null) throw new Error('trg_record_fn returned NULL');
+  let freed = false;
+  return {
+    fn,
+    user,
+    takeForeign() {
+      const count = asNumber(fns.takeForeign(user), 'trg_take_foreign');
+      return count === 0 ? null : { count, firstName: asString(fns.firstName(user), 'trg_first_foreign_name') };
+    },
+    free() {
+      if (!freed) fns.free(user);
+      freed = true;
     },
   };
 }

@@ -61,9 +61,16 @@ export interface EngineHostOptions {
   isolation?: Isolation;
   /** How long one engine call (a pass, or any other) may take before the watchdog fires. Default 60 s. */
   passTimeoutMs?: number;
+  /**
+   * How long loading the library may take (start(): spawning the engine host, dlopen with the
+   * library's constructors, ti_abi_version, ti_describe). Default: passTimeoutMs, but at least
+   * MIN_LOAD_TIMEOUT_MS, since it includes starting a process that a busy machine slows down.
+   */
+  loadTimeoutMs?: number;
 }
 
 export const DEFAULT_PASS_TIMEOUT_MS = 60_000;
+export const MIN_LOAD_TIMEOUT_MS = 10_000;
 
 /** A tensor handed to the engine: row-major little-endian bytes. */
 export interface HostTensor {
@@ -362,6 +369,7 @@ export class EngineHost {
   readonly library: string;
   readonly isolation: Isolation;
   readonly passTimeoutMs: number;
+  readonly loadTimeoutMs: number;
   private transport!: Transport;
   private nextId = 1;
   private readonly pending = new Map<number, PendingRequest>();
@@ -388,6 +396,7 @@ export class EngineHost {
     this.library = resolvePath(options.library);
     this.isolation = options.isolation ?? 'process';
     this.passTimeoutMs = options.passTimeoutMs ?? DEFAULT_PASS_TIMEOUT_MS;
+    this.loadTimeoutMs = options.loadTimeoutMs ?? Math.max(this.passTimeoutMs, MIN_LOAD_TIMEOUT_MS);
   }
 
   /**
@@ -584,7 +593,7 @@ export class EngineHost {
         op: request.op,
         resolve,
         reject,
-        timer: setTimeout(() => this.onTimeout(request.op), this.passTimeoutMs),
+        timer: setTimeout(() => this.onTimeout(request.op), request.op === 'load' ? this.loadTimeoutMs : this.passTimeoutMs),
       };
       this.pending.set(request.id, pending);
       if (request.op === 'runPass') this.current = null;
@@ -669,7 +678,7 @@ export class EngineHost {
 
   private onTimeout(op: WorkerOp): void {
     if (this.timedOut !== null || this.deathHandled) return;
-    this.timedOut = { op, timeoutMs: this.passTimeoutMs };
+    this.timedOut = { op, timeoutMs: op === 'load' ? this.loadTimeoutMs : this.passTimeoutMs };
     this.transport.kill();
     // A killed process reports its death (after its pipe is drained); a spinning thread never will.
     if (!this.transport.killIsConfirmed) void this.onDeath({ signal: null, exitCode: null, fatal: null });

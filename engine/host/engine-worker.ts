@@ -20,12 +20,14 @@ import type { RunOutcome } from '../../main/core/bundle/manifest-schema.ts';
 import { NativeBundleWriter, type SpillLogFactory } from '../../main/core/bundle/native-bundle-writer.ts';
 import { gatherStrided } from '../../main/core/bundle/tensor-view.ts';
 import {
+  createRecordGuard,
   loadEngineLibrary,
   RecordReader,
   registerRecordCallback,
   TI_STATUS,
   type LoadedEngine,
   type Pointer,
+  type RecordGuard,
   type RegisteredRecordCallback,
   type SessionHandle,
 } from './abi-binding.ts';
@@ -220,6 +222,7 @@ class EngineWorker {
   private engine: LoadedEngine | null = null;
   private session: SessionHandle | null = null;
   private callback: RegisteredRecordCallback | null = null;
+  private guard: RecordGuard | null = null;
   private recording = true;
   private capture: NativeBundleWriter | null = null;
   private readonly catalogue = new Map<string, CatalogueEntry>();
@@ -346,8 +349,11 @@ class EngineWorker {
     if (enabled && this.callback === null) {
       this.reader ??= new RecordReader();
       this.callback = registerRecordCallback((user, address) => this.onRecord(user, address));
+      // The engine gets the guard's callback, which forwards only from this thread (abi-binding.ts).
+      this.guard = createRecordGuard(this.callback.pointer);
     }
-    this.check('ti_set_record_callback', this.abi().setRecordCallback(this.session, enabled ? (this.callback?.pointer ?? null) : null, null));
+    const guard = enabled ? this.guard : null;
+    this.check('ti_set_record_callback', this.abi().setRecordCallback(this.session, guard?.fn ?? null, guard?.user ?? null));
     return null;
   }
 
@@ -406,6 +412,12 @@ class EngineWorker {
     }
     const durationMs = performance.now() - started;
     this.announcer.flush();
+    // Records the engine emitted from threads of its own were refused by the guard: the pass fails for that.
+    const foreign = this.guard?.takeForeign() ?? null;
+    if (foreign !== null) {
+      const refused = `record from a foreign thread: ${foreign.firstName}${foreign.count > 1 ? ` (and ${foreign.count - 1} more)` : ''} was emitted from a thread other than the one that called ti_${kind === 'prefill' ? 'prefill' : 'decode'}; the trace ABI requires every record on the calling thread, so the host refused it`;
+      pass.failure = pass.failure === null ? refused : `${refused}; then ${pass.failure}`;
+    }
     // The host asked the engine to stop (a record callback returned nonzero) and the engine
     // carried on to TI_OK: the pass still failed, for the host's reason, and says it was ignored.
     if (status === TI_STATUS.TI_OK && pass.failure !== null) {
@@ -557,6 +569,8 @@ class EngineWorker {
     this.session = null;
     this.callback?.unregister();
     this.callback = null;
+    this.guard?.free();
+    this.guard = null;
     return null;
   }
 }

@@ -26,15 +26,19 @@ function toyReference(): string {
   return writeToyCase(tempDir('case'), { passes: 3 }).referenceDir;
 }
 
+/** Waits until pass 1 has begun in `dir` (journaled); it emits its first record microseconds later, then spins. */
+async function waitForPassOne(dir: string): Promise<void> {
+  const journal = join(dir, 'capture.journal.jsonl');
+  const deadline = Date.now() + 30_000;
+  while (!(existsSync(journal) && readFileSync(journal, 'utf8').includes('"t":"pass_begin","pass":1')) && Date.now() < deadline) await sleep(20);
+  await sleep(300);
+}
+
 /** Starts a capture with the hang engine and waits until prefill is sealed (it then spins in pass 1). */
 async function captureStuckInPassOne(out: string): Promise<RunningCli> {
   const run = startCapture(['capture', '--engine', HANG_ENGINE, '--bundle', toyReference(), '--out', out, '--timeout', '120']);
   await run.waitForStderr(/capture: pass 0 prefill: text/);
-  // Pass 1 has begun (journaled) and emits its first record microseconds later, then spins.
-  const journal = join(out, 'capture.journal.jsonl');
-  const deadline = Date.now() + 30_000;
-  while (!(existsSync(journal) && readFileSync(journal, 'utf8').includes('"t":"pass_begin","pass":1')) && Date.now() < deadline) await sleep(20);
-  await sleep(300);
+  await waitForPassOne(out);
   return run;
 }
 
@@ -66,6 +70,38 @@ describe('Ctrl+C and SIGTERM during a capture', () => {
     }
     // The lock is gone with the capture; the engine host did not outlive it.
     expect(existsSync(join(out, 'capture.lock'))).toBe(false);
+  });
+});
+
+describe('Ctrl+C during a gate run', () => {
+  it('finishes the capture in flight as aborted, judges and signs nothing (exit 130), and a reused --work names what to recover', async () => {
+    const root = tempDir('gate');
+    const work = join(root, 'work');
+    const { generateKeyPairSync } = await import('node:crypto');
+    const key = join(root, 'gate.key');
+    writeFileSync(key, generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+    const gate = startCapture(['--gate', '--engine', HANG_ENGINE, '--bundle', toyReference(), '--work', work, '--key', key, '--timeout', '120']);
+    const native = join(work, 'toy', 'native');
+    await waitForPassOne(native);
+    gate.child.kill('SIGINT');
+    const ended = await gate.ended;
+    expect(ended.code).toBe(130);
+    expect(ended.stderr).toMatch(/gate: stopped: SIGINT received during case toy/);
+    expect(ended.stderr).not.toMatch(STACK_FRAME);
+    expect(existsSync(join(work, 'receipt.dsse.json'))).toBe(false);
+    const bundle = await openBundle(native);
+    expect(bundle.manifest.run?.status).toBe('aborted');
+    await bundle.close();
+
+    // A gate killed outright leaves its capture to recover; the next gate into that --work says so.
+    const killedWork = join(root, 'killed');
+    const killed = startCapture(['--gate', '--engine', HANG_ENGINE, '--bundle', toyReference(), '--work', killedWork, '--key', key, '--timeout', '120']);
+    await waitForPassOne(join(killedWork, 'toy', 'native'));
+    killed.child.kill('SIGKILL');
+    await killed.ended;
+    const again = runCliProcess(['--gate', '--engine', HANG_ENGINE, '--bundle', toyReference(), '--work', killedWork, '--key', key]);
+    expect(again.status).toBe(2);
+    expect(again.stderr).toContain(`\`trace-inspector recover ${join(killedWork, 'toy', 'native')}\` seals it`);
   });
 });
 
@@ -151,15 +187,26 @@ describe('two captures into the same --out at once', () => {
 });
 
 describe('a full disk', () => {
-  // A real full disk: a small tmpfs (needs root to mount; skipped where mount is refused).
-  const mountPoint = join(tempDir('disk'), 'mnt');
-  mkdirSync(mountPoint);
-  const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', mountPoint]).status === 0;
-  afterAll(() => {
-    if (mounted) spawnSync('umount', [mountPoint]);
-  });
+  // A real full disk: a small tmpfs (needs root to mount; skipped where mount is refused). The
+  // probe mounts and unmounts at once; the test mounts its own and always unmounts it.
+  const probe = join(tempDir('disk-probe'), 'mnt');
+  mkdirSync(probe);
+  const canMount = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', probe]).status === 0 && spawnSync('umount', [probe]).status === 0;
 
-  it.skipIf(!mounted)('is a named error (exit 1) that keeps every sealed pass, and recover seals them once space is freed', async () => {
+  it.skipIf(!canMount)('is a named error (exit 1) that keeps every sealed pass, and recover seals them once space is freed', async () => {
+    const mountPoint = join(tempDir('disk'), 'mnt');
+    mkdirSync(mountPoint);
+    expect(spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', mountPoint]).status).toBe(0);
+    try {
+      await fullDiskCapture(mountPoint);
+    } finally {
+      spawnSync('umount', [mountPoint]);
+    }
+  });
+});
+
+async function fullDiskCapture(mountPoint: string): Promise<void> {
+  {
     const out = join(mountPoint, 'run');
     // The reference engine's default case needs ~2.6 MB: the disk fills up during the capture.
     const run = runCliProcess(['capture', '--out', out]);
@@ -183,6 +230,6 @@ describe('a full disk', () => {
     } finally {
       await bundle.close();
     }
-  });
-});
+  }
+}
 

@@ -1,6 +1,7 @@
 // Engines that misbehave in ways the crash tests do not cover (engine/testlibs): a library whose
 // load-time constructor crashes or hangs, an engine that ignores the host's stop request, a
-// record whose shape product overflows 64 bits, an engine that forks a child which lingers. Each
+// record whose shape product overflows 64 bits, a record emitted from the engine's own thread,
+// an engine that forks a child which lingers. Each
 // is a named error (or a named engine_error), never a mislabelled run or a hang.
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -23,8 +24,8 @@ function tempDir(label: string): string {
   return dir;
 }
 
-async function startError(library: string, passTimeoutMs?: number): Promise<unknown> {
-  return EngineHost.start({ library, isolation: 'process', ...(passTimeoutMs === undefined ? {} : { passTimeoutMs }) }).then(
+async function startError(library: string, loadTimeoutMs?: number): Promise<unknown> {
+  return EngineHost.start({ library, isolation: 'process', ...(loadTimeoutMs === undefined ? {} : { loadTimeoutMs }) }).then(
     async (host) => {
       await host.close();
       return new Error(`${library} loaded`);
@@ -59,12 +60,12 @@ describe('a library that fails while it is loaded', () => {
   it('a load-time constructor that hangs is stopped by the watchdog: EngineLoadError load_timeout naming the library', async () => {
     const library = testlib('ctor_hang_engine');
     const started = Date.now();
-    const error = await startError(library, 1_500);
+    const error = await startError(library, 3_000);
     expect(error).toBeInstanceOf(EngineLoadError);
     expect(error).toMatchObject({ failure: 'load_timeout', library });
-    expect((error as Error).message).toMatch(/did not finish within 1500 ms/);
+    expect((error as Error).message).toMatch(/did not finish within 3000 ms/);
     // The watchdog, not the test timeout, ended it.
-    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(Date.now() - started).toBeLessThan(20_000);
   });
 });
 
@@ -91,6 +92,22 @@ describe('engines that break the record contract', () => {
     if (decode.status !== 'engine_error') throw new Error('unreachable');
     expect(decode.message).toMatch(/toy\.embed: engine contract violated: shape \[8589934592, 2147483648\]/);
     expect(decode.message).toMatch(/overflows 64 bits/);
+    expect(host.alive).toBe(true);
+    await host.close();
+  });
+});
+
+describe('a record emitted from a thread of the engine', () => {
+  it.each(['process', 'thread'] as const)('is refused and named "record from a foreign thread" (%s isolation), not a deadlock reported as a timeout', async (isolation) => {
+    const host = await EngineHost.start({ library: testlib('foreign_thread_engine'), isolation, passTimeoutMs: 20_000 });
+    const inputs = toyInputs();
+    await host.open();
+    await setInputs(host, inputs);
+    expect((await host.runPass('prefill')).status).toBe('ok');
+    const decode = await host.runPass('decode');
+    expect(decode.status).toBe('engine_error');
+    if (decode.status !== 'engine_error') throw new Error('unreachable');
+    expect(decode.message).toMatch(/^record from a foreign thread: toy\.embed was emitted from a thread other than the one that called ti_decode/);
     expect(host.alive).toBe(true);
     await host.close();
   });

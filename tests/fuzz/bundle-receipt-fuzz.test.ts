@@ -155,10 +155,15 @@ function runBounded(args: readonly string[], cwd: string, timeoutMs: number): Pr
     let text = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    let hung = false;
+    const timer = setTimeout(() => {
+      hung = true;
+      child.kill('SIGKILL');
+    }, timeoutMs);
+    // 'close' waits for stdout and stderr too: a pipe held open past the bound is a hang.
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      resolve({ code, signal, text });
+      resolve({ code, signal: hung ? 'SIGKILL' : signal, text });
     });
   });
 }

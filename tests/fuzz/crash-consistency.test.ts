@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
+import { openBundle, type TraceBundle } from '../../main/core/bundle/bundle-reader.ts';
 import { BundleError } from '../../main/core/bundle/errors.ts';
 import { startCapture } from '../cli/interrupt-harness.ts';
 import { referenceBundle, tempDirTracker } from '../helpers/paths.ts';
@@ -58,19 +58,19 @@ describe('a capture killed at a random point', () => {
       expect(ended.stderr, where).not.toMatch(INTERNAL_ERROR);
       expect(ended.stderr, where).not.toMatch(STACK_FRAME);
 
-      let opened = await openBundle(out).catch((error: unknown) => error);
-      if (opened instanceof BundleError) {
-        expect(opened.message, where).toContain(`trace-inspector recover ${out}`);
+      let bundle: TraceBundle;
+      try {
+        bundle = await openBundle(out);
+        outcomes.push(`${where}: a bundle already (exit ${ended.code ?? ended.signal})`);
+      } catch (error) {
+        if (!(error instanceof BundleError)) throw error;
+        expect(error.message, where).toContain(`trace-inspector recover ${out}`);
         const recovered = runCliProcess(['recover', out]);
         expect(recovered.stderr, where).toBe('');
         expect(recovered.status, where).toBe(0);
-        opened = await openBundle(out);
+        bundle = await openBundle(out);
         outcomes.push(`${where}: recovered`);
-      } else {
-        outcomes.push(`${where}: a bundle already (exit ${ended.code ?? ended.signal})`);
       }
-      if (opened instanceof Error || !opened || typeof opened !== 'object' || !('passes' in opened)) throw new Error(`${where}: ${String(opened)}`);
-      const bundle = opened;
       try {
         for (const [pass, digest] of sealedBefore) {
           const entry = bundle.passes.find((candidate) => candidate.index === pass);

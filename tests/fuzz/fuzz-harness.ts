@@ -110,7 +110,7 @@ export function mutateJson(root: Json, rng: Rng): { json: Json; what: string[] }
       parent.push(structuredClone(parent[Number(key)] as Json));
       what.push(`duplicate ${here}`);
     } else if (kind === 3) {
-      const value = (parent as Record<string | number, Json>)[key];
+      const value = (parent as Record<string | number, Json>)[key] ?? null;
       const swapped: Json = typeof value === 'number' ? String(value) : typeof value === 'string' ? (Number(value) || value.length) : Array.isArray(value) ? {} : value === null ? 0 : [value];
       (parent as Record<string | number, Json>)[key] = swapped;
       what.push(`retype ${here}`);
@@ -140,7 +140,10 @@ export function mutateBytes(bytes: Buffer, rng: Rng, span = bytes.length): { byt
   const kind = rng.int(4);
   if (kind === 0) {
     const flips = 1 + rng.int(8);
-    for (let i = 0; i < flips; i++) copy[rng.int(Math.min(span, copy.length))] ^= 1 << rng.int(8);
+    for (let i = 0; i < flips; i++) {
+      const at = rng.int(Math.min(span, copy.length));
+      copy[at] = (copy[at] ?? 0) ^ (1 << rng.int(8));
+    }
     return { bytes: copy, what: `${flips} bit flips in the first ${span} bytes` };
   }
   if (kind === 1) {

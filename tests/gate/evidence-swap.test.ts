@@ -20,6 +20,37 @@ function tamper(file: string): void {
   writeFileSync(file, bytes);
 }
 
+/** Runs the gate with the hang engine and calls `change` while pass 1 hangs (3 s watchdog). */
+async function gateChangedMidRun(change: (layout: { referenceDir: string; weights: string }) => void): Promise<{ code: number | null; stderr: string; work: string; json: string }> {
+  const root = tempDir('swap');
+  const { referenceDir } = writeToyCase(join(root, 'case'), { passes: 3 });
+  const { privateKeyPath } = keyFiles(root);
+  const work = join(root, 'work');
+  const json = join(root, 'gate.json');
+  const gate = startCapture(['--gate', '--engine', join(TESTLIB_DIR, 'libhang_engine.so'), '--bundle', referenceDir, '--work', work, '--key', privateKeyPath, '--json', json, '--timeout', '3']);
+  const journal = join(work, 'toy', 'native', 'capture.journal.jsonl');
+  const deadline = Date.now() + 30_000;
+  while (!(existsSync(journal) && readFileSync(journal, 'utf8').includes('"t":"pass_begin","pass":1')) && Date.now() < deadline) await sleep(20);
+  change({ referenceDir, weights: join(root, 'case', 'weights.bin') });
+  const ended = await gate.ended;
+  return { code: ended.code, stderr: ended.stderr, work, json };
+}
+
+describe('the weights changed while the gate runs', () => {
+  it('is caught by the re-check before signing: exit 2 naming the weights, no receipt, no report', async () => {
+    let weights = '';
+    const ended = await gateChangedMidRun((layout) => {
+      weights = layout.weights;
+      tamper(layout.weights);
+    });
+    expect(ended.stderr).not.toMatch(/internal error|^\s+at /m);
+    expect(ended.code).toBe(2);
+    expect(ended.stderr).toContain(`the weights ${weights} changed while the gate ran`);
+    expect(existsSync(join(ended.work, 'receipt.dsse.json'))).toBe(false);
+    expect(existsSync(ended.json)).toBe(false);
+  });
+});
+
 describe('a reference pass file swapped while the gate runs', () => {
   it('is caught before signing: exit 2 naming the file, no receipt, no report', async () => {
     const root = tempDir('swap');

@@ -53,8 +53,7 @@ export async function runExportWavCommand(argv: readonly string[], io: CliIO): P
     await writeWavFile(out, stream.samples, stream.sampleRate);
   } catch (error) {
     if (error instanceof WavError) throw new UsageError(`export-wav: ${error.message}`);
-    const code = (error as NodeJS.ErrnoException).code;
-    if (typeof code === 'string') throw new UsageError(`export-wav: ${out}: cannot create the file (${(error as Error).message})`);
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new UsageError(`export-wav: ${out}: cannot create the file (${(error as Error).message})`);
     throw error;
   }
   const seconds = stream.samples.length / stream.sampleRate;

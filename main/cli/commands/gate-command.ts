@@ -8,7 +8,7 @@ import { appendFile, readdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { GATE_RECEIPT_FILE_NAME, writeGateReceipt } from '../../core/gate/gate-receipt.ts';
-import { GateUsageError, runGate } from '../../core/gate/gate-run.ts';
+import { GateAbortedError, GateUsageError, runGate } from '../../core/gate/gate-run.ts';
 import { runSelfTestCommand } from './self-test-command.ts';
 import type { GateCase, GateOptions, GateProgress, GateResult } from '../../core/gate/gate-types.ts';
 import { ReceiptError } from '../../core/receipt/errors.ts';
@@ -22,9 +22,12 @@ import { formatAudioSummary, summarizeAudio } from '../../core/audio/audio-summa
 import { formatJunit } from '../../core/report/junit-report.ts';
 import { writeNewFileAtomically } from '../../core/report/new-file.ts';
 import { evidenceChangedDuringRun } from '../../core/gate/evidence-recheck.ts';
+import { stopOnSignals } from '../stop-signals.ts';
 import { serializeGateResult } from '../../core/report/json-report.ts';
 import { embeddedDefaults } from '../../core/tool/tool-info.ts';
 import { EXIT_FAILURE, EXIT_USAGE, UsageError, type CliIO } from '../cli-io.ts';
+import { JOURNAL_FILE_NAME } from '../../core/bundle/capture-journal.ts';
+import { MANIFEST_FILE_NAME } from '../../core/bundle/manifest-schema.ts';
 import { engineOptionsArg, isolationArg, parseCommandArgs, timeoutArg } from '../command-args.ts';
 import { createOutputFolder, OutputFolderError } from '../../core/io/output-folder.ts';
 
@@ -125,7 +128,15 @@ function refuseExisting(flag: string, path: string): void {
 async function assertEmptyWork(dir: string): Promise<void> {
   if (!existsSync(dir)) return;
   if (!statSync(dir).isDirectory()) throw new UsageError(`--work ${dir} is a file; expected a folder`);
-  if ((await readdir(dir)).length > 0) throw new UsageError(`--work ${dir} exists and is not empty; the gate never writes over a previous run`);
+  const entries = await readdir(dir);
+  if (entries.length > 0) {
+    // A previous gate that was killed mid-capture left a capture to recover: say which and how.
+    const interrupted = entries
+      .map((entry) => join(dir, entry, 'native'))
+      .filter((native) => existsSync(join(native, JOURNAL_FILE_NAME)) && !existsSync(join(native, MANIFEST_FILE_NAME)));
+    const hint = interrupted.length === 0 ? '' : ` (it holds an interrupted capture: \`trace-inspector recover ${interrupted[0]}\` seals it)`;
+    throw new UsageError(`--work ${dir} exists and is not empty; the gate never writes over a previous run${hint}`);
+  }
 }
 
 /** Writes a report file that must not exist yet, all or nothing (new-file.ts). */
@@ -274,15 +285,22 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
   io.stderr(`gate: engine ${library}\ngate: ${cases.length} case(s); work folder ${workDir}\n`);
 
   const progress = progressPrinter(io);
+  const stop = stopOnSignals(io);
+  options.signal = stop.signal;
   let result: GateResult;
   try {
     result = await runGate(options, progress.onEvent);
   } catch (error) {
     progress.finish();
+    if (error instanceof GateAbortedError) {
+      io.stderr(`gate: stopped: ${error.message}; nothing was judged or signed (the work folder ${workDir} keeps what was captured)\n`);
+      return stop.exitCode();
+    }
     if (error instanceof GateUsageError || error instanceof OutputFolderError) throw new UsageError(`--gate: ${error.message}`);
     throw error;
   } finally {
     progress.finish();
+    stop.dispose();
   }
   for (const warning of result.warnings) io.stderr(`gate: warning: ${warning}\n`);
 

@@ -17,7 +17,7 @@ import { NATIVE_AS_REFERENCE, openBundle, resolveWeights, type TraceBundle } fro
 import { sha256File } from '../bundle/digest.ts';
 import { BundleError } from '../bundle/errors.ts';
 import type { BundleManifest, Contract, RunOutcome } from '../bundle/manifest-schema.ts';
-import { CaptureUsageError, captureRun, type CaptureOptions, type CaptureResult } from '../capture/capture-run.ts';
+import { CaptureAbortedError, CaptureUsageError, captureRun, type CaptureOptions, type CaptureResult } from '../capture/capture-run.ts';
 import { safePathComponent } from '../bundle/path-confinement.ts';
 import { toolInfo } from '../tool/tool-info.ts';
 import { judgeCase, type RunStop } from './case-verdicts.ts';
@@ -41,6 +41,15 @@ import { createOutputFolder } from '../io/output-folder.ts';
 /** The gate cannot run as asked: bad flags, invalid bundles, ledger or engine (exit 2). */
 export class GateUsageError extends Error {
   override name = 'GateUsageError';
+}
+
+/** The run was stopped (options.signal): what was captured stays in the work folder, nothing is signed. */
+export class GateAbortedError extends Error {
+  override name = 'GateAbortedError';
+}
+
+function stopIfAborted(signal: AbortSignal | undefined, where: string): void {
+  if (signal?.aborted) throw new GateAbortedError(`${typeof signal.reason === 'string' ? signal.reason : 'aborted'} ${where}`);
 }
 
 interface PreparedCase {
@@ -297,6 +306,7 @@ export async function runGate(options: GateOptions, progress?: (event: GateProgr
   const gaps: GapRecord[] = [];
   const gapSeen = new Set<string>();
   for (const [caseIndex, item] of prepared.entries()) {
+    stopIfAborted(options.signal, `before case ${item.caseId}`);
     const passesExpected = item.manifest.passes.length;
     progress?.({ kind: 'case_start', case: item.caseId, caseIndex, caseCount: prepared.length, passes: passesExpected });
     const caseGaps: GapRecord[] = [];
@@ -330,12 +340,14 @@ export async function runGate(options: GateOptions, progress?: (event: GateProgr
     if (options.teacherForce) captureOptions.teacherForce = true;
     if (options.isolate) captureOptions.isolate = true;
     if (options.forceRoundingDecisions === false) captureOptions.forceRoundingDecisions = false;
+    if (options.signal !== undefined) captureOptions.signal = options.signal;
 
     let capture: CaptureResult | null = null;
     let hostFailure: string | null = null;
     try {
       capture = await captureRun(captureOptions);
     } catch (error) {
+      if (error instanceof CaptureAbortedError) throw new GateAbortedError(`case ${item.caseId}: ${error.message}`);
       if (error instanceof CaptureUsageError || error instanceof EngineLoadError || error instanceof BundleError || error instanceof EngineCallError) {
         throw new GateUsageError(`case ${item.caseId}: ${error.message}`);
       }
@@ -343,6 +355,7 @@ export async function runGate(options: GateOptions, progress?: (event: GateProgr
       if (error instanceof EngineHostDeadError || error instanceof EngineHostError) hostFailure = error.message;
       else throw error;
     }
+    stopIfAborted(options.signal, `during case ${item.caseId} (its capture is finished as aborted in ${nativeDir})`);
     const { run, stop } = describeRun(capture, hostFailure, passesExpected);
     const nativeManifest = capture?.manifestPath ?? null;
     const nativeFolder = nativeManifest === null ? null : nativeDir;

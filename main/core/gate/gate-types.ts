@@ -37,6 +37,11 @@ export interface GateOptions {
   ledgerFile: string | null;
   /** The command line recorded in the native bundles' provenance. */
   command?: string;
+  /**
+   * Stops the run when aborted (Ctrl+C, SIGTERM): the capture in flight is finished as
+   * `aborted` and runGate rejects with GateAbortedError; nothing is judged or signed.
+   */
+  signal?: AbortSignal;
 }
 
 export const VERDICTS = ['PASS', 'FAIL', 'GAP', 'KNOWN_GAP', 'REVIEW_REQUIRED'] as const;
