@@ -7,6 +7,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { WebSocket } from 'ws';
 import { SEGV_ENGINE, writeToyCase } from '../gate/gate-fixtures.ts';
+import { allowWeightsRoot } from '../helpers/weights-roots.ts';
 import { freshTempDir, referenceBundle, TESTLIB_DIR } from '../helpers/paths.ts';
 import { byTestId, errorTexts, openByPath, passIndicator, runControl, visibleRows, waitIdle } from './e2e-pages.ts';
 import { openInspector, screenshot, type Inspector, type ServeProcess } from './serve-harness.ts';
@@ -19,7 +20,12 @@ let serve: ServeProcess;
 let page: Page;
 let pageErrors: string[];
 
+/** Where the toy case goes: made (and listed as a weights root, inherited by serve) before serve starts. */
+let toyRoot: string;
+
 beforeAll(async () => {
+  toyRoot = freshTempDir('e2e-toy');
+  allowWeightsRoot(toyRoot);
   inspector = await openInspector({ navigate: false });
   ({ serve, page, pageErrors } = inspector);
 }, 180_000);
@@ -95,7 +101,7 @@ describe('bad input in the UI', () => {
   });
 
   it('survives an engine crash mid-pass: names the pass and the signal, keeps the rows captured', async () => {
-    const toy = writeToyCase(freshTempDir('e2e-toy'), { oracle: true });
+    const toy = writeToyCase(toyRoot, { oracle: true });
     await openByPath(page, 'open-engine', SEGV_ENGINE);
     await openByPath(page, 'open-bundle', toy.referenceDir);
     await runControl(page, 'btn-prefill');

@@ -63,17 +63,20 @@ describe('confinedChild', () => {
   });
 });
 
-/** Every entry below `dir`'s parent whose name contains "escaped" (where a `..` id would land). */
+/** A marker of this test run: where a `..` id would land, nothing else may carry it. */
+const MARK = `escaped${process.pid}x${Date.now().toString(36)}`;
+
+/** Every entry beside `dir` and beside its parent whose name carries MARK. */
 function escapedBeside(dir: string): string[] {
   const found: string[] = [];
-  for (const at of [join(dir, '..'), join(dir, '..', '..')]) for (const name of readdirSync(at)) if (name.includes('escaped')) found.push(join(at, name));
+  for (const at of [join(dir, '..'), join(dir, '..', '..')]) for (const name of readdirSync(at)) if (name.includes(MARK)) found.push(join(at, name));
   return found;
 }
 
 describe('capture without --out', () => {
   for (const [label, id, folderPrefix] of [
-    ['"../../escaped"', '../../escaped', 'escaped-'],
-    ['a NUL in the id', 'nul\u0000escaped', 'nul_escaped-'],
+    ['"../../<mark>"', `../../${MARK}`, `${MARK}-`],
+    ['a NUL in the id', `nul\u0000${MARK}`, `nul_${MARK}-`],
   ] as const) {
     it(`writes a case id of ${label} inside runs/`, async () => {
       const cwd = join(tempDir('capture-cwd'), 'a', 'b');
@@ -96,8 +99,8 @@ describe('capture without --out', () => {
 
 describe('serve / app prefill', () => {
   for (const [label, id, folderPrefix] of [
-    ['"../../escaped"', '../../escaped', 'escaped-'],
-    ['a NUL in the id', 'nul\u0000escaped', 'nul_escaped-'],
+    ['"../../<mark>"', `../../${MARK}`, `${MARK}-`],
+    ['a NUL in the id', `nul\u0000${MARK}`, `nul_${MARK}-`],
   ] as const) {
     it(`captures a case id of ${label} inside the work folder`, async () => {
       const session = openSession(folderPrefix.startsWith('nul') ? 'prefill-nul' : 'prefill-dotdot');

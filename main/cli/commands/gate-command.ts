@@ -262,12 +262,6 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
   }
   await assertEmptyWork(workDir);
   const key = signingKey(args, io);
-  try {
-    await createOutputFolder(workDir, '--work');
-  } catch (error) {
-    if (error instanceof OutputFolderError) throw new UsageError(`--gate: ${error.message}`);
-    throw error;
-  }
 
   const options: GateOptions = {
     library,
