@@ -172,7 +172,11 @@ export type PassKind = 'prefill' | 'decode';
 export interface PassFacts {
   /** The session's inputs include `pcm_in` (then its prefill emits the `prefill_audio_in` boundaries). */
   pcmIn: boolean;
-  /** The pass's output is an end-of-audio frame (code 0 == 32), which emits no `audio_frame` boundary. */
+  /**
+   * The pass's audio frame is not decoded, so it emits no `audio_frame` boundary: an end-of-audio
+   * frame (code 0 == EOA) or, in the reference model, a frame with EOA in any codebook, which the
+   * detokenizer refuses (docs/reference-model-audio.md, `detok.frame_status`).
+   */
   endOfAudio: boolean;
 }
 

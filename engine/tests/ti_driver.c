@@ -35,9 +35,11 @@ static void fail(const char *fmt, ...) {
 
 /* ---- part 2 (docs/reference-model-audio.md): shape symbols and emit kinds ------------------
  * The symbols F, R, L16, P follow from the length of pcm_in; prefill_audio_in boundaries come with
- * a prefill given pcm_in, audio_frame boundaries with an audio pass whose code 0 is not EOA. */
+ * a prefill given pcm_in, audio_frame boundaries with an audio pass whose 8 codes are all below EOA
+ * (a frame with an EOA code anywhere is not detokenized). */
 
 static int64_t g_pcm_len = -1; /* samples of the case's pcm_in, -1 when it has none */
+static bool g_options_set;      /* engine options (perturbations) change what the spec's values are */
 
 /* The code a shape symbol is declared with (-1 T, -2 F, -3 R, -4 L16, -5 P), 0 for an unknown one. */
 static int symbol_code(const char *symbol) {
@@ -59,9 +61,9 @@ static int64_t resolve_dim(int64_t code, int64_t T) {
     }
 }
 
-static bool audio_emit_expected(const char *emit, uint32_t pass_kind, const char *mode, int32_t code0) {
+static bool audio_emit_expected(const char *emit, uint32_t pass_kind, const char *mode, bool decoded) {
     return (strcmp(emit, "prefill_audio_in") == 0 && pass_kind == TI_PASS_PREFILL && g_pcm_len >= 0) ||
-           (strcmp(emit, "audio_frame") == 0 && strcmp(mode, "audio") == 0 && code0 != 32);
+           (strcmp(emit, "audio_frame") == 0 && strcmp(mode, "audio") == 0 && decoded);
 }
 
 /* ---- the catalogue as ti_describe() declares it ------------------------------------------- */
@@ -180,6 +182,7 @@ typedef struct observer {
     uint64_t hash;
     int abort_at;          /* catalogue id whose record makes the callback return 1, or -1 */
     int32_t code0;         /* depth.codes[0] of the pass (32: EOA frame), -1 before it arrives */
+    bool decoded;          /* the pass's 8 codes are all below EOA: the detokenizer decodes the frame */
     bool subset;           /* a wanted subset is active: only those may arrive */
     bool wanted[MAX_BOUNDARIES];
     ti_session *reenter;   /* when set, the callback tries ti_decode on it once (must be refused) */
@@ -201,6 +204,7 @@ static void observer_start(observer *o, uint32_t index, uint32_t kind, int64_t T
     o->expected_T = T;
     o->last_id = -1;
     o->code0 = -1;
+    o->decoded = false;
     o->records = 0;
     memset(o->seen, 0, sizeof o->seen);
     o->hash = UINT64_C(0xcbf29ce484222325);
@@ -252,7 +256,14 @@ static int on_record(void *user, const ti_record *r) {
     }
     o->hash = fnv1a(o->hash, r->name, strlen(r->name));
     o->hash = fnv1a(o->hash, r->data, (size_t)r->byte_length);
-    if (strcmp(r->name, "depth.codes") == 0 && r->byte_length >= 4) memcpy(&o->code0, r->data, 4);
+    if (strcmp(r->name, "depth.codes") == 0 && r->byte_length >= 8 * sizeof(int32_t)) {
+        int32_t codes[8];
+        memcpy(codes, r->data, sizeof codes);
+        o->code0 = codes[0];
+        o->decoded = true;
+        for (int k = 0; k < 8; k++)
+            if (codes[k] >= 32) o->decoded = false;
+    }
     if (o->reenter != NULL) {
         o->reenter_status = ti_decode(o->reenter);
         o->reenter = NULL;
@@ -265,7 +276,7 @@ static void check_emit_rules(const observer *o, const char *mode) {
     if (o->subset) return;
     for (int i = 0; i < o->cat->count; i++) {
         const declared *d = &o->cat->items[i];
-        bool expected = audio_emit_expected(d->emit, o->pass_kind, mode, o->code0) ||
+        bool expected = audio_emit_expected(d->emit, o->pass_kind, mode, o->decoded) ||
                         strcmp(d->emit, "every_pass") == 0 ||
                         (strcmp(d->emit, "prefill") == 0 && o->pass_kind == TI_PASS_PREFILL) ||
                         (strcmp(d->emit, "text_out") == 0 && strcmp(mode, "text") == 0) ||
@@ -283,7 +294,9 @@ typedef struct state_view {
     int64_t cursor;
     char next_mode[8];
     char last_output[8];
-    int64_t count;
+    int64_t modality_left;
+    bool text_done;
+    bool ended;
     int64_t prng_counter;
 } state_view;
 
@@ -297,15 +310,19 @@ static bool read_state(ti_session *s, state_view *v) {
     }
     const json_value *p = json_member(root, "passes_run"), *c = json_member(root, "cursor");
     const json_value *n = json_member(root, "next_mode"), *l = json_member(root, "last_output");
-    const json_value *k = json_member(root, "count"), *r = json_member(root, "prng_counter");
+    const json_value *k = json_member(root, "modality_left"), *r = json_member(root, "prng_counter");
+    const json_value *t = json_member(root, "text_done"), *e = json_member(root, "ended");
     bool ok = p && p->is_integer && c && c->is_integer && n && n->type == JSON_STRING && l &&
-              (l->type == JSON_STRING || l->type == JSON_NULL) && k && k->is_integer && r && r->is_integer;
+              (l->type == JSON_STRING || l->type == JSON_NULL) && k && k->is_integer && r && r->is_integer && t &&
+              t->type == JSON_BOOL && e && e->type == JSON_BOOL;
     if (ok) {
         v->passes_run = p->integer;
         v->cursor = c->integer;
         snprintf(v->next_mode, sizeof v->next_mode, "%s", n->string);
         snprintf(v->last_output, sizeof v->last_output, "%s", l->type == JSON_NULL ? "null" : l->string);
-        v->count = k->integer;
+        v->modality_left = k->integer;
+        v->text_done = t->boolean;
+        v->ended = e->boolean;
         v->prng_counter = r->integer;
     } else {
         fail("ti_session_state lacks a field: %s", text);
@@ -395,6 +412,7 @@ static bool apply_inputs(ti_session *s, const input_set *set) {
 }
 
 static bool apply_options(ti_session *s, int argc, char **argv) {
+    g_options_set = argc > 4;
     for (int i = 4; i < argc; i++) {
         char key[128];
         const char *eq = strchr(argv[i], '=');
@@ -675,11 +693,13 @@ static bool replay(lockstep *ls, long count) {
     return true;
 }
 
-/* The first pass of the main run whose mode is `mode` ('t', 'a' audio frame, 'e' EOA frame, 'A' either),
+/* The first pass of the main run whose mode is `mode` ('t', 'a' decoded audio frame, 'e' EOA frame, 'r' refused
+ * frame, 'A' any audio frame),
  * or 0 for any ('\0'); -1 if none. */
 static long first_pass(const lockstep *ls, char mode) {
     for (long i = 0; ls->modes[i] != '\0'; i++)
-        if (mode == '\0' || ls->modes[i] == mode || (mode == 'A' && (ls->modes[i] == 'a' || ls->modes[i] == 'e')))
+        if (mode == '\0' || ls->modes[i] == mode ||
+            (mode == 'A' && (ls->modes[i] == 'a' || ls->modes[i] == 'e' || ls->modes[i] == 'r')))
             return i;
     return -1;
 }
@@ -798,13 +818,19 @@ static void check_one_injection(lockstep *ls, int id) {
             memcmp(want, ls->snap_a.data[fb], sizeof want) != 0)
             fail("injection %s: depth.cb%d.feedback is not %s[%d]", d->name, codebook, name, injected);
         if (codebook == 0 && injected == 32) {
+            /* Text next, the countdown kept as it would have been (generate_interleaved does not
+             * reset it on an EOA). */
             int32_t next_mode = snapshot_i32(&ls->snap_a, ls->cat, "gen.state", 1);
-            int32_t run_count = snapshot_i32(&ls->snap_a, ls->cat, "gen.state", 2);
-            if (next_mode != 0 || run_count != 0)
-                fail("injected end-of-audio code: gen.state next_mode %d count %d, expected text (0) and 0", next_mode,
-                     run_count);
+            int32_t left = snapshot_i32(&ls->snap_a, ls->cat, "gen.state", 2);
+            int32_t twin_left = snapshot_i32(tb, ls->cat, "gen.state", 2);
+            if (next_mode != 0 || left != twin_left)
+                fail("injected end-of-audio code: gen.state next_mode %d modality_left %d, expected text (0) and the "
+                     "twin's %d",
+                     next_mode, left, twin_left);
         }
     }
+    /* Code 0 of the frame that flowed on: when it is EOA, the whole frame is fed back as EOA. */
+    bool frame_is_eoa = codebook > 0 && snapshot_i32(&ls->snap_a, ls->cat, "depth.codes", 0) == 32;
     if (is_token) {
         /* The next pass embeds the injected token / the frame of injected codes. */
         const snapshot *next = twin_pass(ls, target + 1);
@@ -815,8 +841,23 @@ static void check_one_injection(lockstep *ls, int id) {
             if (!weight_row(ls->weights, "backbone.embed_tokens", injected, 64, want) ||
                 ls->snap_a.data[embed] == NULL || memcmp(want, ls->snap_a.data[embed], sizeof want) != 0)
                 fail("injection %s: the next pass does not embed embed_tokens[%d]", d->name, injected);
+        } else if (frame_is_eoa) {
+            /* Codes 1..7 of an EOA frame never reach the backbone: the frame is fed back as all EOA. */
+            if (!same_record(&ls->snap_a, next, embed))
+                fail("injection %s: code 0 is EOA, yet the next pass embeds a different frame than the twin", d->name);
         } else if (same_record(&ls->snap_a, next, embed)) {
             fail("injection %s: the next pass embeds the same frame as the twin", d->name);
+        } else if (codebook == 0 && injected == 32 && !g_options_set) {
+            /* An EOA code 0 feeds the whole frame back as EOA: sum of the 8 EOA rows, k order from +0.0
+             * (a perturbation such as perturb.audio_embed_mean changes that sum on purpose). */
+            float want[64] = {0}, row[64];
+            bool rows_ok = true;
+            for (int k = 0; k < 8 && rows_ok; k++) {
+                rows_ok = weight_row(ls->weights, "backbone.audio_embedding", 32 + 33 * k, 64, row);
+                for (int c = 0; c < 64 && rows_ok; c++) want[c] += row[c];
+            }
+            if (!rows_ok || ls->snap_a.data[embed] == NULL || memcmp(want, ls->snap_a.data[embed], sizeof want) != 0)
+                fail("injection %s: after an EOA code 0 the next pass does not embed the all-EOA frame", d->name);
         }
     }
     if (upstream_same)
@@ -955,6 +996,10 @@ int main(int argc, char **argv) {
         }
     }
 
+    /* The schedule's countdown before prefill, which ti_reset must restore. */
+    state_view initial;
+    bool have_initial = read_state(s, &initial);
+
     /* The main run: prefill and the decode passes. */
     char mode[8];
     char modes[257] = {0};
@@ -967,12 +1012,22 @@ int main(int argc, char **argv) {
         }
         if (i == 0) prefill_hash = obs.hash;
         if (i < (long)sizeof modes - 1) {
-            modes[i] = mode[0] == 'a' ? (obs.code0 == 32 ? 'e' : 'a') : 't'; /* 'e': an EOA frame */
+            /* 'a': a decoded audio frame, 'e': an EOA frame, 'r': a frame the detokenizer refuses */
+            modes[i] = mode[0] == 'a' ? (obs.code0 == 32 ? 'e' : (obs.decoded ? 'a' : 'r')) : 't';
             modes[i + 1] = '\0';
         }
         printf("pass %ld %s %s records=%zu\n", i, i == 0 ? "prefill" : "decode", mode, obs.records);
     }
     fflush(stdout);
+
+    /* A run that sampled <|im_end|> has ended: the engine refuses another pass, naming the end. */
+    state_view after_run;
+    if (read_state(s, &after_run) && after_run.ended) {
+        expect_status(ti_decode(s), TI_ERR_STATE, "decode after the generation ended", ti_last_error(s), "im_end");
+        state_view still;
+        if (read_state(s, &still) && still.passes_run != after_run.passes_run)
+            fail("a refused decode after the end changed the state: %s", ti_session_state(s));
+    }
 
     /* Inputs are frozen after prefill; reset returns to before prefill and keeps them. */
     int32_t seed_vec[2] = {0, 0};
@@ -982,7 +1037,8 @@ int main(int argc, char **argv) {
     expect_status(ti_prefill(s), TI_ERR_STATE, "second prefill without reset", ti_last_error(s), "ti_reset");
     if (ti_reset(s) != TI_OK) fail("ti_reset: %s", ti_last_error(s));
     state_view v;
-    if (read_state(s, &v) && (v.passes_run != 0 || v.cursor != 0 || v.prng_counter != 0 || v.count != 0 ||
+    if (read_state(s, &v) && (v.passes_run != 0 || v.cursor != 0 || v.prng_counter != 0 || v.text_done || v.ended ||
+                              !have_initial || v.modality_left != initial.modality_left ||
                               strcmp(v.last_output, "null") != 0))
         fail("state after reset: %s", ti_session_state(s));
     expect_status(ti_decode(s), TI_ERR_STATE, "decode after reset", ti_last_error(s), "prefill");

@@ -20,10 +20,12 @@ function speechManifest(): RawManifest {
   return JSON.parse(readFileSync(join(referenceBundle('speech'), 'manifest.json'), 'utf8')) as RawManifest;
 }
 
-function boundaryIndex(manifest: RawManifest, name: string): number {
-  const index = manifest.passes[0]?.boundaries.findIndex((boundary) => boundary.name === name) ?? -1;
-  if (index < 0) throw new Error(`no ${name} in pass 0`);
-  return index;
+/** The first pass holding `name` (detok.pcm only on decoded frames) and the boundary's index in it. */
+function boundaryAt(manifest: RawManifest, name: string): { p: number; b: number } {
+  const p = manifest.passes.findIndex((pass) => pass.boundaries.some((boundary) => boundary.name === name));
+  if (p < 0) throw new Error(`no ${name} in any pass`);
+  const b = manifest.passes[p]?.boundaries.findIndex((boundary) => boundary.name === name) ?? -1;
+  return { p, b };
 }
 
 const BOUNDS: AudioBounds = {
@@ -35,18 +37,18 @@ const BOUNDS: AudioBounds = {
   derivation: 'from the faithful element bound: sum (n - r)^2 <= sum (abs + rel|r|)^2',
 };
 
-/** The manifest with `audio` set on pass 0's `name` contract, parsed; the error when it is refused. */
+/** The manifest with `audio` set on the first `name` contract, parsed; the error when it is refused. */
 function parseWith(audio: unknown, name = 'detok.pcm'): { error: BundleError | null; field: string } {
   const manifest = speechManifest();
-  const b = boundaryIndex(manifest, name);
-  const contract = manifest.passes[0]?.boundaries[b]?.contract as Record<string, unknown>;
+  const { p, b } = boundaryAt(manifest, name);
+  const contract = manifest.passes[p]?.boundaries[b]?.contract as Record<string, unknown>;
   contract['audio'] = audio;
   try {
     parseManifest(manifest, FILE);
-    return { error: null, field: `passes[0].boundaries[${b}].contract.audio` };
+    return { error: null, field: `passes[${p}].boundaries[${b}].contract.audio` };
   } catch (error) {
     if (!(error instanceof BundleError)) throw error;
-    return { error, field: `passes[0].boundaries[${b}].contract.audio` };
+    return { error, field: `passes[${p}].boundaries[${b}].contract.audio` };
   }
 }
 
@@ -60,9 +62,9 @@ describe('audio bounds in the manifest', () => {
 
   it('accepts bounds on a faithful one-dimensional F32 PCM contract and keeps them as written', () => {
     const manifest = speechManifest();
-    const b = boundaryIndex(manifest, 'detok.pcm');
-    (manifest.passes[0]?.boundaries[b]?.contract as Record<string, unknown>)['audio'] = BOUNDS;
-    const contract = parseManifest(manifest, FILE).passes[0]?.boundaries[b]?.contract;
+    const { p, b } = boundaryAt(manifest, 'detok.pcm');
+    (manifest.passes[p]?.boundaries[b]?.contract as Record<string, unknown>)['audio'] = BOUNDS;
+    const contract = parseManifest(manifest, FILE).passes[p]?.boundaries[b]?.contract;
     expect(contract?.kind === 'faithful' ? contract.audio : undefined).toEqual(BOUNDS);
   });
 

