@@ -33,7 +33,7 @@
 //! across the FFI boundary, and the session refuses further passes. No dependencies.
 
 pub mod ffi;
-mod json;
+pub mod json;
 pub mod safetensors;
 
 use std::collections::HashMap;

@@ -20,6 +20,8 @@ impl TensorData {
 
 pub struct SafeTensors {
     pub path: String,
+    /// The header's `__metadata__` (string to string).
+    pub metadata: Vec<(String, String)>,
     tensors: Vec<(String, TensorData)>,
 }
 
@@ -38,8 +40,14 @@ impl SafeTensors {
         };
         let data = &raw[8 + n..];
         let mut tensors = Vec::new();
+        let mut metadata = Vec::new();
         for (name, info) in members {
             if name == "__metadata__" {
+                let Value::Object(entries) = info else { return Err(bad("__metadata__ is not an object".into())) };
+                for (key, value) in entries {
+                    let Value::Text(text) = value else { return Err(bad(format!("__metadata__.{key} is not a string"))) };
+                    metadata.push((key, text));
+                }
                 continue;
             }
             let Some(Value::Text(dtype)) = info.get("dtype") else { return Err(bad(format!("tensor {name}: no dtype"))) };
@@ -60,7 +68,12 @@ impl SafeTensors {
             };
             tensors.push((name, TensorData { dtype: dtype.clone(), shape, bytes: data[begin..end].to_vec() }));
         }
-        Ok(SafeTensors { path: path.to_string(), tensors })
+        Ok(SafeTensors { path: path.to_string(), metadata, tensors })
+    }
+
+    /// A `__metadata__` entry.
+    pub fn meta(&self, key: &str) -> Option<&str> {
+        self.metadata.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
     }
 
     pub fn get(&self, name: &str) -> Result<&TensorData> {
