@@ -7,8 +7,8 @@ sums every layer's activation, and a scaled head output. Each layer keeps the la
 (kernel - 1) * dilation columns of its input as state, so a signal split into buffers of any
 lengths gives the same output as the whole signal at once. 48 kHz mono.
 
-Tensors are unbatched [channels, time]. Weights live in a safetensors file (save_weights /
-load_weights); the architecture is in its metadata, which the native engine reads too.
+Tensors are unbatched [channels, time]. The architecture is config.json, which the native
+engine compiles in; the weights are a safetensors file both sides read (see reference.py).
 """
 import json
 import os
@@ -101,15 +101,12 @@ class WaveNet(nn.Module):
         return self.head_scale * head[0]
 
 
-def save_weights(model, path):
-    from trace_inspector.safetensors_file import write_safetensors
-    tensors = [(name, p.detach().float().contiguous().numpy().tobytes(), "F32", list(p.shape))
-               for name, p in model.state_dict().items()]
-    write_safetensors(path, tensors, {"config": json.dumps(model.config), "sample_rate": SAMPLE_RATE})
-
-
-def load_weights(path):
-    from trace_inspector.safetensors_file import read_safetensors
-    model = WaveNet()
-    model.load_state_dict({name: torch.from_numpy(array) for name, (_dtype, array) in read_safetensors(path).items()})
-    return model.eval()
+def make_weights(path):
+    """Stands in for training: default initialisation from seed 0, written as safetensors with
+    the architecture in its metadata (the native engine checks it against config.json). Writes
+    once: an existing file is kept, so the checkpoint never changes under its bundles."""
+    from trace_inspector import save_weights
+    if os.path.exists(path):
+        return
+    torch.manual_seed(0)
+    save_weights(WaveNet(), path, {"config": CONFIG, "sample_rate": SAMPLE_RATE})

@@ -1,10 +1,10 @@
 """Writes the NAM example's reference and float64 oracle bundles with the trace_inspector kit.
 
-    PYTHONPATH=python python3 examples/nam/reference.py <out folder> [<weights.safetensors>]
+    PYTHONPATH=python:examples/nam python3 examples/nam/reference.py <out folder>
 
 For each case: <out>/<case>/reference (the float32 model) and <out>/<case>/oracle-f64 (the same
-weights in float64), one pass per audio buffer. The weights are read from the safetensors file
-(created once from seed 0 when it does not exist), which the native engine reads too.
+weights in float64), one pass per audio buffer. The weights are examples/nam/weights/
+nam-tiny.safetensors (made once by nam_model.make_weights), which the native engine reads too.
 """
 import os
 import sys
@@ -12,11 +12,10 @@ import sys
 import numpy as np
 import torch
 
-from nam_model import CONFIG, SAMPLE_RATE, WaveNet, load_weights, save_weights
-from trace_inspector import BundleWriter, Tracer, faithful_from_k
-from trace_inspector.torch_tracer import float64_copy
+from nam_model import CONFIG, SAMPLE_RATE, WaveNet, make_weights
+from trace_inspector import BundleWriter, Tracer, faithful_from_k, float64_copy, load_weights
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+WEIGHTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "weights", "nam-tiny.safetensors")
 CASES = {"pluck": [64, 64, 64, 64], "ragged": [1, 37, 100, 5, 113]}  # buffer lengths per pass
 
 
@@ -32,39 +31,36 @@ def accumulation_lengths():
     """K per boundary, counted as docs/choosing-k.md says (examples/nam/README.md explains)."""
     K, k_x, head = {}, 0, None
     for i, a in enumerate(CONFIG["layers"]):
-        C, prefix = a["channels"], f"wavenet.a{i}"
-        k_x = K[f"{prefix}.rechannel"] = k_x + a["input_size"]          # 1x1 conv, no bias
+        k_x = K[f"wavenet.a{i}.rechannel"] = k_x + a["input_size"]      # 1x1 conv, no bias
         for j in range(len(a["dilations"])):
-            p = f"{prefix}.l{j}"
-            K[f"{p}.state"] = k_x                                        # copies of the layer's input
-            K[f"{p}.z"] = k_x + a["kernel_size"] * C + 2                 # k*C taps, bias, + mixer
-            K[f"{p}.act"] = K[f"{p}.z"] + 4 + 4 + 1                      # tanh, sigmoid, product
+            p = f"wavenet.a{i}.l{j}"
+            K[f"{p}.state"] = k_x                                      # copies of the layer's input
+            K[f"{p}.z"] = k_x + a["kernel_size"] * a["channels"] + 2   # k*C taps, bias, + mixer
+            K[f"{p}.act"] = K[f"{p}.z"] + 4 + 4 + 1                    # tanh, sigmoid, product
             head = K[f"{p}.act"] if head is None else max(head, K[f"{p}.act"]) + 1  # head sum
-            k_x = K[f"{p}.out"] = max(k_x, K[f"{p}.act"] + C + 1) + 1    # 1x1 + bias, residual
-        head = K[f"{prefix}.head"] = head + C + int(a["head_bias"])      # head 1x1 (+ bias)
+            k_x = K[f"{p}.out"] = max(k_x, K[f"{p}.act"] + a["channels"] + 1) + 1  # 1x1, bias, residual
+        head = K[f"wavenet.a{i}.head"] = head + a["channels"] + int(a["head_bias"])  # head 1x1 (+ bias)
     K["wavenet.out"] = head + 1                                          # head_scale
     return K
 
 
 def hooked_modules():
-    """Module path -> boundary name, in execution order."""
+    """Module path -> boundary name (the Tracer records them in execution order)."""
     names = {}
     for i, a in enumerate(CONFIG["layers"]):
-        names[f"arrays.{i}.rechannel"] = f"wavenet.a{i}.rechannel"
+        names.update({f"arrays.{i}.rechannel": f"wavenet.a{i}.rechannel", f"arrays.{i}.head_rechannel": f"wavenet.a{i}.head"})
         for j in range(len(a["dilations"])):
-            names.update({f"arrays.{i}.layers.{j}.mix": f"wavenet.a{i}.l{j}.z", f"arrays.{i}.layers.{j}.gate": f"wavenet.a{i}.l{j}.act",
-                          f"arrays.{i}.layers.{j}": f"wavenet.a{i}.l{j}.out"})
-        names[f"arrays.{i}.head_rechannel"] = f"wavenet.a{i}.head"
+            for module, what in ((".mix", "z"), (".gate", "act"), ("", "out")):
+                names[f"arrays.{i}.layers.{j}{module}"] = f"wavenet.a{i}.l{j}.{what}"
     return names
 
 
-def write(folder, model, case, weights, reference=None):
-    K, lengths = accumulation_lengths(), CASES[case]
-    x = signal(case, sum(lengths))
+def write(folder, model, case, reference=None):
+    K, lengths, x = accumulation_lengths(), CASES[case], signal(case, sum(CASES[case]))
     contract = None if reference else (lambda name, value: faithful_from_k(K[name], value))
     with BundleWriter(folder, case_id=case, kind="oracle-f64" if reference else "reference", reference=reference,
                       description=f"NAM WaveNet, {sum(lengths)} samples at 48 kHz in buffers of {lengths}",
-                      model=None if reference else {"name": "nam-wavenet-tiny", "checkpoint_revision": "seed-0", "weights_file": weights}) as bundle:
+                      model=None if reference else {"name": "nam-wavenet-tiny", "checkpoint_revision": "seed-0", "weights_file": WEIGHTS}) as bundle:
         bundle.input("audio_in", x)
         bundle.input("buffer_lengths", torch.tensor(lengths, dtype=torch.int32))
         model.reset()
@@ -78,14 +74,10 @@ def write(folder, model, case, weights, reference=None):
 
 
 if __name__ == "__main__":
-    out = sys.argv[1]
-    weights = sys.argv[2] if len(sys.argv) > 2 else os.path.join(HERE, "weights", "nam-tiny.safetensors")
-    if not os.path.exists(weights):
-        torch.manual_seed(0)
-        os.makedirs(os.path.dirname(os.path.abspath(weights)), exist_ok=True)
-        save_weights(WaveNet(), weights)
-    model = load_weights(weights)
+    make_weights(WEIGHTS)  # once: an existing file is kept
+    model = load_weights(WaveNet(), WEIGHTS)
     for case in CASES:
-        write(os.path.join(out, case, "reference"), model, case, weights)
+        reference = os.path.join(sys.argv[1], case, "reference")
+        write(reference, model, case)
         with float64_copy(model) as twin:
-            write(os.path.join(out, case, "oracle-f64"), twin, case, weights, reference=os.path.join(out, case, "reference"))
+            write(os.path.join(sys.argv[1], case, "oracle-f64"), twin, case, reference=reference)
