@@ -44,7 +44,7 @@ function selfTest(table: string, work: string): CliRun {
  * Lines of code as examples/nam/README.md counts them: every line except blank lines, lines that
  * hold only a comment (# or //) and Python docstrings.
  */
-export function codeLines(file: string): number {
+function codeLines(file: string): number {
   let inDocstring = false;
   let count = 0;
   for (const raw of readFileSync(file, 'utf8').split('\n')) {
