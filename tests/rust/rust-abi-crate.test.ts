@@ -67,12 +67,45 @@ describe('the Rust crate trace-inspector-abi', () => {
       });
       await expect(host.setOption('debug.panic_in_pass', 'maybe')).rejects.toMatchObject({ code: 'TI_ERR_INVALID_ARGUMENT', message: expect.stringContaining('expected 0, 1, true or false') });
       await expect(host.setOption('nope', '1')).rejects.toMatchObject({ code: 'TI_ERR_UNKNOWN_NAME' });
-      await expect(host.inject('toy.y', { dtype: 'F32', shape: [3], data: x })).rejects.toMatchObject({
+      await expect(host.inject('toy.sum', { dtype: 'F32', shape: [1], data: Float32Array.from([1]) })).rejects.toMatchObject({
         code: 'TI_ERR_INVALID_ARGUMENT',
         message: expect.stringContaining('does not accept injection'),
       });
+      await host.setInput('x', { dtype: 'F32', shape: [3], data: x });
+      await expect(host.inject('toy.y', { dtype: 'F32', shape: [2], data: Float32Array.from([1, 2]) })).rejects.toMatchObject({
+        code: 'TI_ERR_SHAPE',
+        message: expect.stringContaining('injection at toy.y: extent 0 is 2, expected N = 3'),
+      });
+      await expect(host.inject('toy.y', { dtype: 'I32', shape: [3], data: Int32Array.from([1, 2, 3]) })).rejects.toMatchObject({ code: 'TI_ERR_SHAPE' });
     } finally {
       await host.close();
+    }
+  });
+
+  it('records the engine\'s own value at an injected boundary, then lets the injected value flow on, for one pass', async () => {
+    const dir = join(root, 'inject');
+    const inputs = [{ name: 'x', dtype: 'F32' as const, shape: [3], data: x }];
+    const host = await EngineHost.start({ library });
+    try {
+      await host.open();
+      await host.setInput('x', inputs[0] as (typeof inputs)[0]);
+      await host.beginCapture(dir, captureHeader(host, inputs, 'rust-inject'));
+      expect((await host.runPass('prefill')).status).toBe('ok');
+      await host.inject('toy.y', { dtype: 'F32', shape: [3], data: Float32Array.from([10, 20, 30]) });
+      expect((await host.runPass('decode')).status).toBe('ok');
+      expect((await host.runPass('decode')).status).toBe('ok');
+      await host.finishCapture({ status: 'completed', message: '', last_pass: 2, last_boundary: 'toy.sum' });
+    } finally {
+      await host.close();
+    }
+    const bundle = await openBundle(dir);
+    try {
+      const values = async (pass: number, name: string): Promise<number[]> => Array.from(new Float32Array((await bundle.readBoundary(pass, name)).data.slice().buffer));
+      expect(await values(1, 'toy.y')).toEqual([3, 5, 7]); // the engine's own value is recorded
+      expect(await values(1, 'toy.sum')).toEqual([60]); // the injected one flows into the sum
+      expect(await values(2, 'toy.y')).toEqual([11, 21, 31]); // and into the next pass; the injection held one pass
+    } finally {
+      await bundle.close();
     }
   });
 

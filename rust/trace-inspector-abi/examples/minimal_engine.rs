@@ -1,5 +1,6 @@
 //! engine/examples/minimal_engine.c in Rust with trace-inspector-abi: one input x (f32 [N]);
-//! prefill computes y = 2x and its sum, every decode y = y + 1 and its sum. The option
+//! prefill computes y = 2x and its sum, every decode y = y + 1 and its sum. Unlike the C toy,
+//! toy.y accepts injection (the injected state flows into the sum and the next pass). The option
 //! `debug.panic_in_pass` makes a pass panic, to show a panic becomes an error status.
 use trace_inspector_abi::{export_engine, Catalogue, DType, Dim, Engine, OptionKind, Pass, Result};
 
@@ -11,7 +12,9 @@ impl Engine for Minimal {
     fn catalogue() -> Catalogue {
         let mut c = Catalogue::new("minimal-example-rust", "1.0.0", "example");
         c.input("x", DType::F32, &[Dim::sym("N")], true, "input vector");
-        c.boundary("toy.y", DType::F32, &[Dim::sym("N")], "state").stage = "toy".into();
+        let y = c.boundary("toy.y", DType::F32, &[Dim::sym("N")], "state");
+        y.stage = "toy".into();
+        y.injectable = true;
         c.boundary("toy.sum", DType::F32, &[Dim::Fixed(1)], "sum of the state");
         c.option("debug.panic_in_pass", OptionKind::Bool(false), "panic inside the pass (shows the FFI guard)");
         c
@@ -32,12 +35,12 @@ impl Engine for Minimal {
         } else {
             (1.0, 1.0)
         };
-        let mut sum = 0.0f32;
         for v in self.y.iter_mut() {
             *v = *v * scale + offset;
-            sum += *v;
         }
-        pass.emit("toy.y", &self.y, &[self.y.len() as i64])?;
+        let n = self.y.len() as i64;
+        pass.emit_injectable("toy.y", &mut self.y, &[n])?; // records y, then takes an injected one
+        let sum: f32 = self.y.iter().sum(); // from what flows on
         pass.emit("toy.sum", &[sum], &[1])
     }
 }

@@ -504,7 +504,9 @@ impl<'a> Pass<'a> {
             if injected.shape != shape {
                 return Err(Error::shape(format!("injection at {name}: shape {:?}, this pass computes {shape:?}", injected.shape)));
             }
-            data.copy_from_slice(injected.view::<T>());
+            let values = injected.view::<T>();
+            // emit accepted data holding at least the shape's elements; the injection has exactly them.
+            data[..values.len()].copy_from_slice(values);
         }
         Ok(())
     }
