@@ -1,11 +1,14 @@
 // docs/implementing-the-abi.md points users at engine/examples/minimal_engine.c as a complete
-// engine. This proves it: built by `npm install`, loaded by the real engine host, captured into
-// a bundle whose values are the documented y = 2x, then y + 1 per decode.
-import { rmSync } from 'node:fs';
+// engine, and at helper_minimal_engine.c, the same engine written with the helper header
+// (engine/helpers/ti_helper.h) in under a third of the lines. This proves both: built by
+// `npm install`, loaded by the real engine host, captured into a bundle whose values are the
+// documented y = 2x, then y + 1 per decode, with the same errors.
+import { readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EngineHost } from '../../engine/host/engine-host.ts';
 import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
-import { MINIMAL_ENGINE, freshTempDir } from '../helpers/paths.ts';
+import { HELPER_MINIMAL_ENGINE, MINIMAL_ENGINE, REPO_ROOT, freshTempDir } from '../helpers/paths.ts';
 import { captureHeader } from '../engine-host/engine-host-fixtures.ts';
 
 const dirs: string[] = [];
@@ -13,7 +16,10 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-describe('the documented minimal engine', () => {
+describe.each([
+  ['minimal_engine.c', MINIMAL_ENGINE],
+  ['helper_minimal_engine.c', HELPER_MINIMAL_ENGINE],
+] as const)('the documented minimal engine (%s)', (_source, MINIMAL_ENGINE) => {
   it('describes itself, runs prefill and decodes, and is captured with the documented values', async () => {
     const dir = freshTempDir('minimal');
     dirs.push(dir);
@@ -62,5 +68,14 @@ describe('the documented minimal engine', () => {
     } finally {
       await host.close();
     }
+  });
+});
+
+describe('the helper header', () => {
+  it('writes the minimal engine in under a third of the lines', () => {
+    const lines = (file: string): number => readFileSync(join(REPO_ROOT, 'engine', 'examples', file), 'utf8').split('\n').filter((line) => line.trim() !== '').length;
+    const plain = lines('minimal_engine.c');
+    const helped = lines('helper_minimal_engine.c');
+    expect(helped * 3).toBeLessThan(plain);
   });
 });

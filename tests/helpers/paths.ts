@@ -8,6 +8,8 @@ export const REPO_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..
 export const REFERENCE_ENGINE = join(REPO_ROOT, 'engine', 'build', 'libti_reference.so');
 export const TESTLIB_DIR = join(REPO_ROOT, 'engine', 'build', 'testlibs');
 export const MINIMAL_ENGINE = join(REPO_ROOT, 'engine', 'build', 'examples', 'libminimal_engine.so');
+/** The same engine written with the helper header (engine/helpers/ti_helper.h). */
+export const HELPER_MINIMAL_ENGINE = join(REPO_ROOT, 'engine', 'build', 'examples', 'libhelper_minimal_engine.so');
 export const ASAN_DRIVER = join(REPO_ROOT, 'engine', 'build', 'asan', 'ti_driver');
 export const FIXTURES_DIR = join(REPO_ROOT, 'fixtures');
 export const BUNDLES_DIR = join(FIXTURES_DIR, 'bundles');

@@ -6,17 +6,21 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { EngineLoadError } from '../../../engine/host/engine-errors.ts';
 import { formatSelfTestReport, runSelfTest, seconds, SelfTestUsageError, type SelfTestResult } from '../../core/gate/self-test.ts';
+import { loadPerturbationTable, PerturbationTableError, type PerturbationTable } from '../../core/gate/perturbation-table.ts';
 import { embeddedDefaults } from '../../core/tool/tool-info.ts';
 import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIO } from '../cli-io.ts';
 import { isolationArg, parseCommandArgs, timeoutArg } from '../command-args.ts';
 
-export const SELF_TEST_USAGE = `usage: trace-inspector --gate --self-test [--engine <lib>] [--work <dir>]
-                                        [--isolation process|thread] [--timeout <seconds>]
+export const SELF_TEST_USAGE = `usage: trace-inspector --gate --self-test [--engine <lib>] [--perturbations <table.json>]
+                                        [--work <dir>] [--isolation process|thread] [--timeout <seconds>]
 
 Runs the gate with the reference engine once clean over every committed case (must pass) and
 once per deliberate perturbation the engine lists (each must fail exactly where it first shows),
 then perturbs single records of copies of the clean native bundles (each must be flagged exactly
 there, with the right kind). Exits 0 only when every check holds, 1 otherwise, 2 on bad usage.
+--perturbations runs another engine's table instead (its cases folder, where each of its
+perturb.* options must first show, optional record perturbations), e.g.
+examples/nam/perturbations.json with --engine the NAM example engine.
 --work keeps every run's bundles (default: a temporary folder, removed when the self-test
 passes). See docs/self-test.md.
 `;
@@ -24,6 +28,7 @@ passes). See docs/self-test.md.
 const SelfTestArgsSchema = z.object({
   engine: z.string().min(1, { error: '--engine: expected a library path' }).optional(),
   work: z.string().min(1, { error: '--work: expected a folder' }).optional(),
+  perturbations: z.string().min(1, { error: '--perturbations: expected a table file (JSON)' }).optional(),
   isolation: isolationArg,
   timeout: timeoutArg,
 });
@@ -33,9 +38,10 @@ function parseSelfTestArgs(argv: readonly string[]): z.infer<typeof SelfTestArgs
   return parseCommandArgs('--self-test', argv.filter((arg) => arg !== '--gate' && arg !== '--self-test'), {
     engine: { type: 'string' },
     work: { type: 'string' },
+    perturbations: { type: 'string' },
     isolation: { type: 'string' },
     timeout: { type: 'string' },
-  }, SelfTestArgsSchema, ' (the self-test takes --engine, --work, --isolation and --timeout)');
+  }, SelfTestArgsSchema, ' (the self-test takes --engine, --perturbations, --work, --isolation and --timeout)');
 }
 
 /**
@@ -46,6 +52,15 @@ function parseSelfTestArgs(argv: readonly string[]): z.infer<typeof SelfTestArgs
 export async function runSelfTestCommand(argv: readonly string[], io: CliIO): Promise<number> {
   const args = parseSelfTestArgs(argv);
   const library = resolve(io.cwd, args.engine ?? embeddedDefaults().engineLibrary);
+  let table: PerturbationTable | null = null;
+  if (args.perturbations !== undefined) {
+    try {
+      table = await loadPerturbationTable(resolve(io.cwd, args.perturbations));
+    } catch (error) {
+      if (error instanceof PerturbationTableError) throw new UsageError(`--perturbations: ${error.message}`);
+      throw error;
+    }
+  }
   const keep = args.work !== undefined;
   const workDir = keep ? resolve(io.cwd, args.work as string) : await mkdtemp(join(tmpdir(), 'ti-self-test-'));
   let result: SelfTestResult;
@@ -53,6 +68,9 @@ export async function runSelfTestCommand(argv: readonly string[], io: CliIO): Pr
     result = await runSelfTest({
       library,
       workDir,
+      ...(table === null
+        ? {}
+        : { bundlesDir: table.bundlesDir, enginePerturbations: table.enginePerturbations, recordPerturbations: table.recordPerturbations }),
       isolation: args.isolation,
       passTimeoutMs: args.timeout * 1000,
       progress: (event) => {

@@ -36,8 +36,10 @@ import { createOutputFolder } from '../io/output-folder.ts';
 
 /** Where a deliberate engine perturbation first shows. */
 export interface EnginePerturbationExpectation {
-  /** The engine option, set to "1" for the run. */
+  /** The engine option set for the run. */
   option: string;
+  /** Its value; default "1". */
+  value?: string;
   /** The committed case run with it (fixtures/bundles/<case>). */
   case: string;
   pass: number;
@@ -581,7 +583,7 @@ export async function runSelfTest(options: SelfTestOptions): Promise<SelfTestRes
       name: enginePerturbations.findIndex((other) => other.option === expectation.option) === index ? expectation.option : `${expectation.option}#${index}`,
       kind: 'engine_perturbation',
       cases: [expectation.case],
-      engineOptions: { [expectation.option]: '1' },
+      engineOptions: { [expectation.option]: expectation.value ?? '1' },
       expectation,
     })),
   ];
