@@ -20,6 +20,9 @@ import { keyFiles } from '../gate/gate-fixtures.ts';
 
 const NAM = join(REPO_ROOT, 'examples', 'nam');
 const CASES = ['pluck', 'ragged'] as const;
+// The bundles name ../../../weights/nam-tiny.safetensors, outside every weights root: the user
+// names the weights on the command line, as the example's README does.
+const WEIGHTS = join(NAM, 'weights', 'nam-tiny.safetensors');
 const root = freshTempDir('nam');
 let engine = '';
 let key = '';
@@ -37,7 +40,7 @@ const Manifest = z.object({
 const manifest = (dir: string): z.infer<typeof Manifest> => Manifest.parse(JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')));
 
 function selfTest(table: string, work: string): CliRun {
-  return runCliProcess(['--gate', '--self-test', '--engine', engine, '--perturbations', table, '--work', work], REPO_ROOT, 300_000);
+  return runCliProcess(['--gate', '--self-test', '--engine', engine, '--perturbations', table, '--weights', WEIGHTS, '--work', work], REPO_ROOT, 300_000);
 }
 
 /**
@@ -97,7 +100,7 @@ describe('the NAM example', () => {
   it.each(CASES)('gates the Rust engine green on case %s against the reference and the float64 oracle', (caseId) => {
     const bundle = join(NAM, 'bundles', caseId);
     const work = join(root, `gate-${caseId}`);
-    const run = runCliProcess(['--gate', '--engine', engine, '--bundle', join(bundle, 'reference'), '--oracle', join(bundle, 'oracle-f64'), '--work', work, '--key', key]);
+    const run = runCliProcess(['--gate', '--engine', engine, '--bundle', join(bundle, 'reference'), '--oracle', join(bundle, 'oracle-f64'), '--weights', WEIGHTS, '--work', work, '--key', key]);
     expect(run.stderr).not.toMatch(/internal error/i);
     const rows = manifest(join(bundle, 'reference')).passes.reduce((n, pass) => n + pass.boundaries.length, 0);
     expect(run.stdout).toContain(`all ${rows} boundary rows PASS`);

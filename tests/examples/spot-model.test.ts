@@ -4,7 +4,7 @@
 // (engine/helpers/ti_helper.h) reading the same weights, and the gate is green; with a
 // deliberate bug (the bias forgotten) it is red at the first boundary that bug touches.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyFiles } from '../gate/gate-fixtures.ts';
@@ -147,8 +147,9 @@ beforeAll(() => {
   key = keyFiles(dir).privateKeyPath;
 }, 240_000);
 
-function gate(work: string, extra: readonly string[] = []): ReturnType<typeof runCliProcess> {
-  return runCliProcess(['--gate', '--engine', library, '--bundle', join(dir, 'reference'), '--oracle', join(dir, 'oracle-f64'), '--work', join(dir, work), '--key', key, ...extra]);
+function gate(work: string, extra: readonly string[] = [], weights: string | null = join(dir, 'weights.bin')): ReturnType<typeof runCliProcess> {
+  const named = weights === null ? [] : ['--weights', weights];
+  return runCliProcess(['--gate', '--engine', library, '--bundle', join(dir, 'reference'), '--oracle', join(dir, 'oracle-f64'), ...named, '--work', join(dir, work), '--key', key, ...extra]);
 }
 
 describe('a model defined on the spot, its kit reference and a C engine built on the helper', () => {
@@ -158,6 +159,26 @@ describe('a model defined on the spot, its kit reference and a C engine built on
     expect(run.stdout).toMatch(/oracle\s+\S+oracle-f64\s+\(float64\)/);
     expect(run.stdout.trimEnd().split('\n').slice(-2)).toEqual(['FIDELITY: OK', 'OVERALL: PASSED']);
     expect(run.status).toBe(0);
+  });
+
+  it('refuses weights outside the weights roots unless named, and named weights that are not the reference\'s (exit 2, nothing run)', () => {
+    // The kit wrote weights_file beside the case folder, outside the bundle: a bundle may not
+    // make the gate read files outside the weights roots on its own.
+    const unnamed = gate('unnamed', [], null);
+    expect(unnamed.status).toBe(2);
+    expect(unnamed.stderr).toContain('provenance.model.weights_file');
+    expect(unnamed.stderr).toContain('outside the bundle folder and every weights root');
+    expect(unnamed.stderr).toContain('--weights');
+    // Named, but other bytes than the reference was made from: the digest still decides.
+    const other = join(dir, 'other-weights.bin');
+    const bytes = readFileSync(join(dir, 'weights.bin'));
+    bytes[0] = (bytes[0] as number) ^ 0x01;
+    writeFileSync(other, bytes);
+    const wrong = gate('wrong-weights', [], other);
+    expect(wrong.status).toBe(2);
+    expect(wrong.stderr).toContain('provenance.model.weights_sha256');
+    expect(wrong.stderr).toContain(`--weights ${other} hashes to`);
+    expect(existsSync(join(dir, 'wrong-weights'))).toBe(false);
   });
 
   it('gates red at pass 0 rnn.pre when the engine forgets the bias', () => {

@@ -293,19 +293,28 @@ describe("the reference's own padding past `valid` keeps its declared policy", (
     }
   });
 
-  it('a committed reference (speech, detok.pcm of pass 0: 1440 of 1920 samples valid) with one padding sample set: E_PADDING; -0.0 is zero', async () => {
+  it('a committed reference (speech, its first detok.pcm, valid shorter than the tensor) with one padding sample set: E_PADDING; -0.0 is zero', async () => {
     const root = tempDir('fc-padding-speech');
+    // The first pass whose detok.pcm has padding past its valid length, read from the manifest.
+    const manifest = JSON.parse(readFileSync(join(referenceBundle('speech'), 'manifest.json'), 'utf8')) as BundleManifest;
+    const spot = manifest.passes
+      .map((pass) => ({ pass: pass.index, pcm: pass.boundaries.find((boundary) => boundary.name === 'detok.pcm') }))
+      .find(({ pcm }) => pcm?.valid != null && pcm.valid.length < (pcm.shape[0] ?? 0));
+    if (spot?.pcm?.valid == null) throw new Error('speech has no padded detok.pcm');
+    const { pass: padPass } = spot;
+    const validLength = spot.pcm.valid.length;
+    const at = validLength + 60;
     const setSample = (value: number) => (pass: number, boundary: string, data: Uint8Array): Uint8Array | null => {
-      if (pass !== 0 || boundary !== 'detok.pcm') return null;
+      if (pass !== padPass || boundary !== 'detok.pcm') return null;
       const copy = data.slice();
-      new DataView(copy.buffer).setFloat32(1500 * 4, value, true);
+      new DataView(copy.buffer).setFloat32(at * 4, value, true);
       return copy;
     };
     const broken = await copyBundle(referenceBundle('speech'), join(root, 'broken'), setSample(0.25));
     const failure = await openBundle(broken, { checkPadding: true }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(BundleError);
     expect((failure as BundleError).code).toBe('E_PADDING');
-    expect((failure as BundleError).message).toContain('boundary "detok.pcm" of pass 0: element [1500] is 0.25, past the valid length 1440 on axis 0');
+    expect((failure as BundleError).message).toContain(`boundary "detok.pcm" of pass ${padPass}: element [${at}] is 0.25, past the valid length ${validLength} on axis 0`);
 
     const negativeZero = await copyBundle(referenceBundle('speech'), join(root, 'negative-zero'), setSample(-0));
     const bundle = await openBundle(negativeZero, { checkPadding: true });
@@ -317,7 +326,7 @@ describe("the reference's own padding past `valid` keeps its declared policy", (
     const out = join(root, 'out');
     const io = recordingIO(root);
     expect(await runCli(['capture', '--engine', REFERENCE_ENGINE, '--bundle', broken, '--out', out], io)).toBe(2);
-    expect(io.err.join('')).toContain('boundary "detok.pcm" of pass 0: element [1500]');
+    expect(io.err.join('')).toContain(`boundary "detok.pcm" of pass ${padPass}: element [${at}]`);
     expect(existsSync(out)).toBe(false);
   }, 60_000);
 });

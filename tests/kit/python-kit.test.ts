@@ -293,7 +293,11 @@ describe('trace-inspector check', () => {
     expect(check.status).toBe(2);
     const report = JSON.parse(check.stdout) as { ok: boolean; problems: { code: string; file: string; field: string }[] };
     expect(report.ok).toBe(false);
-    expect(report.problems.map((p) => [p.code, p.field])).toEqual([['E_DIGEST', `files[${pass1Entry}].sha256`]]);
+    // Both faults at once: the tensor digest in pass-000 and the whole-file digest of pass-001.
+    expect(report.problems.map((p) => [p.code, p.field])).toEqual([
+      ['E_DIGEST', 'passes[0].boundaries[0].sha256'],
+      ['E_DIGEST', `files[${pass1Entry}].sha256`],
+    ]);
     // With the file fixed, the tensor digest is the problem left, named by file and field.
     bytes[bytes.length - 1] = (bytes[bytes.length - 1] as number) ^ 0xff;
     writeFileSync(pass1, bytes);

@@ -27,8 +27,8 @@ describe('createOutputFolder', () => {
     const root = tempDir('below-file');
     const file = join(root, 'file');
     writeFileSync(file, 'x');
-    await expect(bounded(createOutputFolder(join(file, 'out'), '--out'))).rejects.toThrow(/is a file, not a folder/);
-    await expect(bounded(createOutputFolder(file, '--out'))).rejects.toThrow(/exists and is not a folder/);
+    await expect(bounded(createOutputFolder(join(file, 'out'), '--out'))).rejects.toThrow(/lies below a file: .* is a file, not a folder/);
+    await expect(bounded(createOutputFolder(file, '--out'))).rejects.toThrow(/is a file, not a folder/);
   });
 
   it('creates missing levels and accepts an existing folder', async () => {

@@ -35,7 +35,7 @@ export const GATE_USAGE = `usage: trace-inspector --gate [--engine <lib>] [--bun
                             [--strict] [--receipt <file>] [--junit <file>] [--json <file>]
                             [--key <pem>] [--ledger <file>] [--teacher-force] [--isolate]
                             [--isolation process|thread] [--timeout <seconds>]
-                            [--option key=value]... [--work <dir>] [--self-test]
+                            [--option key=value]... [--weights <file>] [--work <dir>] [--self-test]
 
 Runs the engine over every case, compares every boundary of every pass with the reference and
 the fp64 oracle, prints the verdicts and the seals (last lines), writes a signed receipt, and
@@ -44,7 +44,9 @@ exits 0 (FIDELITY: OK or INCOMPLETE with PASSED / PASSED_WITH_GAPS), 1 (OVERALL:
 (fixtures/bundles/<case>/reference with its sibling oracle-f64), --work runs/gate-<time>,
 --receipt <work>/${GATE_RECEIPT_FILE_NAME}, your per-user signing key, --isolation process,
 --timeout 60. A --bundle uses its sibling oracle-f64 folder as oracle when there is one
-(--oracle names it for a single --bundle). --strict turns gaps into a failure.
+(--oracle names it for a single --bundle). --strict turns gaps into a failure. --weights names
+the weights for every case when a reference's provenance.model.weights_file lies outside the
+weights roots; their sha256 must still be the reference's weights_sha256.
 See docs/gate.md.
 `;
 
@@ -63,6 +65,7 @@ const GateArgsSchema = z.object({
   isolation: isolationArg,
   timeout: timeoutArg,
   option: engineOptionsArg,
+  weights: z.string().min(1, { error: '--weights: expected a weights file' }).optional(),
   work: z.string().min(1, { error: '--work: expected a folder' }).optional(),
 });
 type GateArgs = z.infer<typeof GateArgsSchema>;
@@ -83,6 +86,7 @@ export function parseGateArgs(argv: readonly string[]): GateArgs {
     isolation: { type: 'string' },
     timeout: { type: 'string' },
     option: { type: 'string', multiple: true },
+    weights: { type: 'string' },
     work: { type: 'string' },
   }, GateArgsSchema);
 }
@@ -275,6 +279,7 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
     workDir,
     ledgerFile: args.ledger !== undefined ? resolve(io.cwd, args.ledger) : null,
     command: commandLine,
+    ...(args.weights !== undefined ? { weightsPath: resolve(io.cwd, args.weights) } : {}),
   };
   io.stderr(`gate: engine ${library}\ngate: ${cases.length} case(s); work folder ${workDir}\n`);
 

@@ -12,7 +12,8 @@ import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIO } from '../cli-io.ts';
 import { isolationArg, parseCommandArgs, timeoutArg } from '../command-args.ts';
 
 export const SELF_TEST_USAGE = `usage: trace-inspector --gate --self-test [--engine <lib>] [--perturbations <table.json>]
-                                        [--work <dir>] [--isolation process|thread] [--timeout <seconds>]
+                                        [--weights <file>] [--work <dir>] [--isolation process|thread]
+                                        [--timeout <seconds>]
 
 Runs the gate with the reference engine once clean over every committed case (must pass) and
 once per deliberate perturbation the engine lists (each must fail exactly where it first shows),
@@ -20,7 +21,8 @@ then perturbs single records of copies of the clean native bundles (each must be
 there, with the right kind). Exits 0 only when every check holds, 1 otherwise, 2 on bad usage.
 --perturbations runs another engine's table instead (its cases folder, where each of its
 perturb.* options must first show, optional record perturbations), e.g.
-examples/nam/perturbations.json with --engine the NAM example engine.
+examples/nam/perturbations.json with --engine the NAM example engine. --weights names the
+weights for every run, as for --gate.
 --work keeps every run's bundles (default: a temporary folder, removed when the self-test
 passes). See docs/self-test.md.
 `;
@@ -29,6 +31,7 @@ const SelfTestArgsSchema = z.object({
   engine: z.string().min(1, { error: '--engine: expected a library path' }).optional(),
   work: z.string().min(1, { error: '--work: expected a folder' }).optional(),
   perturbations: z.string().min(1, { error: '--perturbations: expected a table file (JSON)' }).optional(),
+  weights: z.string().min(1, { error: '--weights: expected a weights file' }).optional(),
   isolation: isolationArg,
   timeout: timeoutArg,
 });
@@ -39,9 +42,10 @@ function parseSelfTestArgs(argv: readonly string[]): z.infer<typeof SelfTestArgs
     engine: { type: 'string' },
     work: { type: 'string' },
     perturbations: { type: 'string' },
+    weights: { type: 'string' },
     isolation: { type: 'string' },
     timeout: { type: 'string' },
-  }, SelfTestArgsSchema, ' (the self-test takes --engine, --perturbations, --work, --isolation and --timeout)');
+  }, SelfTestArgsSchema, ' (the self-test takes --engine, --perturbations, --weights, --work, --isolation and --timeout)');
 }
 
 /**
@@ -73,6 +77,7 @@ export async function runSelfTestCommand(argv: readonly string[], io: CliIO): Pr
         : { bundlesDir: table.bundlesDir, enginePerturbations: table.enginePerturbations, recordPerturbations: table.recordPerturbations }),
       isolation: args.isolation,
       passTimeoutMs: args.timeout * 1000,
+      ...(args.weights !== undefined ? { weightsPath: resolve(io.cwd, args.weights) } : {}),
       progress: (event) => {
         if (event.kind === 'start') io.stderr(`self-test: ${event.checks} checks, work folder ${workDir}\n`);
         else io.stderr(`self-test: [${event.done}/${event.total}] ${event.check.passed ? 'ok    ' : 'FAILED'} ${event.check.name} (${seconds(event.check.durationMs)})\n`);

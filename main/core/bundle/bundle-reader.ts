@@ -532,7 +532,7 @@ export async function resolveWeights(bundle: TraceBundle, env: Readonly<Record<s
       bundle.manifestPath,
       field,
       `"${weightsFile}" resolves to ${real}, outside the bundle folder and every weights root (${roots.slice(1).join(', ')}); ` +
-        `put the weights there, list their folder in $${WEIGHTS_ROOTS_ENV}, or name them with capture --weights`,
+        `put the weights there, list their folder in $${WEIGHTS_ROOTS_ENV}, or name them with --weights (capture and --gate)`,
     );
   }
   let digest: string;
@@ -548,6 +548,32 @@ export async function resolveWeights(bundle: TraceBundle, env: Readonly<Record<s
       path,
       'provenance.model.weights_sha256',
       `${bundle.manifestPath} lists sha256 ${expected}, the weights file hashes to ${digest} (different weights than the bundle was made from)`,
+    );
+  }
+  return path;
+}
+
+/**
+ * A weights file the user names directly (capture or --gate --weights): the user's own choice,
+ * so not confined to the weights roots, but still read only as a regular file (guarded-read),
+ * and, for the gate, it must be the weights the reference was made from: its sha256 is
+ * compared with the reference's provenance.model.weights_sha256.
+ */
+export async function checkGivenWeights(bundle: TraceBundle, path: string, flag: string): Promise<string> {
+  let digest: string;
+  try {
+    digest = (await sha256File(path)).sha256;
+  } catch (cause) {
+    const reason = cause instanceof GuardedReadError ? cause.reason : `cannot be read (${(cause as Error).message})`;
+    throw new BundleError('E_FILE_NOT_REGULAR', path, flag, `the weights named by ${flag} ${reason}`, { cause });
+  }
+  const expected = bundle.manifest.provenance.model.weights_sha256;
+  if (digest !== expected) {
+    throw new BundleError(
+      'E_DIGEST',
+      bundle.manifestPath,
+      'provenance.model.weights_sha256',
+      `lists sha256 ${expected}, but ${flag} ${path} hashes to ${digest} (different weights than the reference was made from)`,
     );
   }
   return path;

@@ -13,7 +13,7 @@ import { basename, join, resolve } from 'node:path';
 import { EngineCallError, EngineHostDeadError, EngineHostError, EngineLoadError } from '../../../engine/host/engine-errors.ts';
 import type { EngineDescription } from '../../../engine/host/engine-description.ts';
 import { EngineHost, type PassResult } from '../../../engine/host/engine-host.ts';
-import { NATIVE_AS_REFERENCE, openBundle, resolveWeights, type TraceBundle } from '../bundle/bundle-reader.ts';
+import { checkGivenWeights, NATIVE_AS_REFERENCE, openBundle, resolveWeights, type TraceBundle } from '../bundle/bundle-reader.ts';
 import { sha256File } from '../bundle/digest.ts';
 import { BundleError } from '../bundle/errors.ts';
 import type { BundleManifest, Contract, RunOutcome } from '../bundle/manifest-schema.ts';
@@ -126,7 +126,8 @@ async function prepareCases(options: GateOptions): Promise<PreparedCase[]> {
       folders.add(folder);
       let weightsPath: string;
       try {
-        weightsPath = await resolveWeights(reference);
+        weightsPath =
+          options.weightsPath === undefined ? await resolveWeights(reference) : await checkGivenWeights(reference, resolve(options.weightsPath), '--weights');
       } catch (error) {
         if (error instanceof BundleError) throw new GateUsageError(error.message);
         throw error;
@@ -320,6 +321,8 @@ export async function runGate(options: GateOptions, progress?: (event: GateProgr
       library,
       referenceDir: item.referenceDir,
       outDir: nativeDir,
+      // The weights resolved and digest-checked above, so the capture opens exactly those.
+      weightsPath: item.weights.path,
       isolation: options.isolation,
       passTimeoutMs: options.passTimeoutMs,
       options: options.engineOptions,

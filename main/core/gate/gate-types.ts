@@ -31,6 +31,11 @@ export interface GateOptions {
   isolate: boolean;
   /** Passed through to the capture: force rounding decisions (max_ulp boundaries); default true. */
   forceRoundingDecisions?: boolean;
+  /**
+   * Weights for every case instead of each reference's provenance.model.weights_file (--weights);
+   * not confined to the weights roots, but their sha256 must be the reference's weights_sha256.
+   */
+  weightsPath?: string;
   /** Native bundles go to <workDir>/<case>/native; must not hold a previous run of a case. */
   workDir: string;
   /** A known-gap ledger file; null: a known-gaps.json beside each reference bundle, if any. */

@@ -306,6 +306,8 @@ export interface SelfTestOptions {
   passTimeoutMs?: number;
   /** Gate runs at once (default: the machine's available parallelism, at least 2). */
   concurrency?: number;
+  /** Weights for every gate run instead of each reference's weights_file (as --gate --weights). */
+  weightsPath?: string;
 }
 
 /** The self-test cannot run as asked (exit 2). */
@@ -429,6 +431,7 @@ async function runGateCheck(spec: GateRunSpec, context: CheckContext): Promise<{
       workDir,
       ledgerFile: null,
       command: `trace-inspector --gate --self-test (${spec.name})`,
+      ...(context.weightsPath !== undefined ? { weightsPath: context.weightsPath } : {}),
     });
     observedSpot = firstDivergenceOf(result);
     const seals = `FIDELITY: ${result.seals.fidelity}, OVERALL: ${result.seals.overall}${result.seals.reason ? ` reason=${result.seals.reason}` : ''}`;
@@ -516,6 +519,7 @@ interface CheckContext {
   bundlesDir: string;
   isolation: Isolation;
   passTimeoutMs: number;
+  weightsPath: string | undefined;
 }
 
 function coverageCheck(listed: readonly string[], expectations: readonly EnginePerturbationExpectation[]): SelfTestCheck {
@@ -552,7 +556,7 @@ export async function runSelfTest(options: SelfTestOptions): Promise<SelfTestRes
   const isolation = options.isolation ?? 'process';
   const enginePerturbations = options.enginePerturbations ?? ENGINE_PERTURBATIONS;
   const recordPerturbations = options.recordPerturbations ?? RECORD_PERTURBATIONS;
-  const context: CheckContext = { library, workDir, bundlesDir, isolation, passTimeoutMs: options.passTimeoutMs ?? 60_000 };
+  const context: CheckContext = { library, workDir, bundlesDir, isolation, passTimeoutMs: options.passTimeoutMs ?? 60_000, weightsPath: options.weightsPath };
 
   const concurrency = options.concurrency ?? Math.max(2, availableParallelism());
   await assertFreshWorkDir(workDir);

@@ -50,16 +50,17 @@ export function createOutputFolderSync(dir: string, what: string, mode?: number)
     try {
       const info = statSync(at);
       if (!info.isDirectory()) {
+        const kind = info.isFile() ? 'is a file, not a folder' : 'exists and is not a folder';
         throw new OutputFolderError(
-          at === target ? `${what} ${target} exists and is not a folder` : `${what} ${target}: ${at} is a file, not a folder; nothing can be created below it`,
+          at === target ? `${what} ${target} ${kind}` : `${what} ${target} lies below a file: ${at} ${kind}; nothing can be created below it`,
         );
       }
       break;
     } catch (error) {
       if (error instanceof OutputFolderError) throw error;
       const code = codeOf(error);
-      if (code === 'ENOTDIR') throw new OutputFolderError(`${what} ${target}: a part of the path is a file, not a folder`);
-      if (code !== 'ENOENT') throw new OutputFolderError(`${what} ${target}: ${why(code, at)}`);
+      // ENOTDIR: some level above is not a folder; walk up to it so the error names it.
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw new OutputFolderError(`${what} ${target}: ${why(code, at)}`);
       const parent = dirname(at);
       if (parent === at) throw new OutputFolderError(`${what} ${target}: no existing folder above it`);
       missing.unshift(at);
