@@ -3,7 +3,7 @@
 // (case.id, weights_file, files) point at them. Every CLI run is bounded: a guard that fails
 // shows as a timeout, never as a test run that hangs.
 import { execFileSync, spawn } from 'node:child_process';
-import { closeSync, cpSync, mkdirSync, openSync, readFileSync, writeFileSync, ftruncateSync } from 'node:fs';
+import { closeSync, cpSync, ftruncateSync, mkdirSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI, REPO_ROOT, referenceBundle, tempDirTracker } from '../helpers/paths.ts';
 
@@ -110,4 +110,57 @@ export interface ManifestJson {
   provenance: { model: { weights_file: string; weights_sha256: string } };
   files: { path: string; sha256: string; bytes: number }[];
   [key: string]: unknown;
+}
+
+/** The kinds of special file every file-naming entry point is fed. */
+export const VARIANTS = ['dev-zero', 'fifo', 'folder', 'symlink', 'oversized'] as const;
+export type Variant = (typeof VARIANTS)[number];
+
+/**
+ * A path the user names directly: the target itself, or a symlink to the device; for
+ * 'oversized', a sparse file one byte over `capBytes` (null: the entry point has no cap).
+ */
+export function userNamedVariant(targets: HostileTargets, variant: Variant, scratch: string, capBytes: number | null): string | null {
+  switch (variant) {
+    case 'dev-zero':
+      return targets.devZero;
+    case 'fifo':
+      return targets.fifo;
+    case 'folder':
+      return targets.folder;
+    case 'symlink': {
+      const link = join(scratch, 'link-to-device');
+      symlinkSync(targets.devZero, link);
+      return link;
+    }
+    case 'oversized':
+      return capBytes === null ? null : sparseFile(join(scratch, 'oversized'), capBytes + 1);
+  }
+}
+
+/**
+ * Puts the variant at `name` inside a bundle folder (replacing what is there); a symlink points
+ * out of the bundle. False when the variant means nothing there (oversized without a cap).
+ */
+export function variantInsideBundle(targets: HostileTargets, variant: Variant, bundleDir: string, name: string, capBytes: number | null): boolean {
+  const at = join(bundleDir, name);
+  rmSync(at, { force: true, recursive: true });
+  switch (variant) {
+    case 'dev-zero':
+      symlinkSync(targets.devZero, at);
+      return true;
+    case 'fifo':
+      mkfifo(at);
+      return true;
+    case 'folder':
+      mkdirSync(at);
+      return true;
+    case 'symlink':
+      symlinkSync(targets.outsideFile, at);
+      return true;
+    case 'oversized':
+      if (capBytes === null) return false;
+      sparseFile(at, capBytes + 1);
+      return true;
+  }
 }

@@ -4,18 +4,15 @@
 // a folder, a symlink and an oversized file. Each must be an error reply naming the file, never
 // an internal error, a dead server or a wedged session: after every refusal the server answers
 // getSession, and at the end the embedded default still runs a prefill.
-import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReplyFrameSchema, type ReplyFrame } from '../../preload/inspector-api.ts';
 import { startServe, type ServeProcess } from '../e2e/serve-harness.ts';
-import { copyBundle, hostileTargets, mkfifo, removeTempDirs, sparseFile, tempDir, type HostileTargets } from './hostile-fixtures.ts';
+import { copyBundle, hostileTargets, removeTempDirs, tempDir, userNamedVariant, variantInsideBundle, VARIANTS, type HostileTargets } from './hostile-fixtures.ts';
 
 /** How long one reply may take: refusals are immediate; a prefill of the default case is seconds. */
 const REPLY_BOUND_MS = 30_000;
-const VARIANTS = ['dev-zero', 'fifo', 'folder', 'symlink', 'oversized'] as const;
-type Variant = (typeof VARIANTS)[number];
 
 let serve: ServeProcess;
 let socket: WebSocket;
@@ -63,47 +60,6 @@ function expectRefusal(reply: ReplyFrame, said: string, names: readonly string[]
   expect(reply.error.message, said).not.toContain(targets.outsideSha256);
 }
 
-function userNamed(variant: Variant, scratch: string, capBytes: number | null): string | null {
-  switch (variant) {
-    case 'dev-zero':
-      return targets.devZero;
-    case 'fifo':
-      return targets.fifo;
-    case 'folder':
-      return targets.folder;
-    case 'symlink': {
-      const link = join(scratch, 'link-to-device');
-      symlinkSync(targets.devZero, link);
-      return link;
-    }
-    case 'oversized':
-      return capBytes === null ? null : sparseFile(join(scratch, 'oversized'), capBytes + 1);
-  }
-}
-
-function inBundle(variant: Variant, bundleDir: string, name: string, capBytes: number | null): boolean {
-  const at = join(bundleDir, name);
-  rmSync(at, { force: true, recursive: true });
-  switch (variant) {
-    case 'dev-zero':
-      symlinkSync(targets.devZero, at);
-      return true;
-    case 'fifo':
-      mkfifo(at);
-      return true;
-    case 'folder':
-      mkdirSync(at);
-      return true;
-    case 'symlink':
-      symlinkSync(targets.outsideFile, at);
-      return true;
-    case 'oversized':
-      if (capBytes === null) return false;
-      sparseFile(at, capBytes + 1);
-      return true;
-  }
-}
-
 beforeAll(async () => {
   targets = hostileTargets(join(tempDir('serve-targets'), 'targets'));
   serve = await startServe();
@@ -119,7 +75,7 @@ afterAll(async () => {
 describe('serve mode: every API path refuses special files and the session stays usable', () => {
   it('exportReceipt keyPath', async () => {
     for (const variant of VARIANTS) {
-      const path = userNamed(variant, tempDir(`key-${variant}`), 64 * 1024);
+      const path = userNamedVariant(targets, variant, tempDir(`key-${variant}`), 64 * 1024);
       if (path === null) continue;
       expectRefusal(await call('exportReceipt', { keyPath: path }), `exportReceipt ${variant}`, [path]);
       await expectServerUsable(`exportReceipt ${variant}`);
@@ -128,7 +84,7 @@ describe('serve mode: every API path refuses special files and the session stays
 
   it('openEngine library', async () => {
     for (const variant of VARIANTS) {
-      const path = userNamed(variant, tempDir(`engine-${variant}`), null);
+      const path = userNamedVariant(targets, variant, tempDir(`engine-${variant}`), null);
       if (path === null) continue;
       expectRefusal(await call('openEngine', { library: path }), `openEngine ${variant}`, [path]);
       await expectServerUsable(`openEngine ${variant}`);
@@ -139,7 +95,7 @@ describe('serve mode: every API path refuses special files and the session stays
     it(`${method}: manifest.json`, async () => {
       for (const variant of VARIANTS) {
         const bundle = copyBundle(join(tempDir(`${method}-${variant}`), 'bundle'));
-        inBundle(variant, bundle, 'manifest.json', 256 * 1024 * 1024);
+        variantInsideBundle(targets, variant, bundle, 'manifest.json', 256 * 1024 * 1024);
         expectRefusal(await call(method, { dir: bundle }), `${method} ${variant}`, [join(bundle, 'manifest.json')]);
         await expectServerUsable(`${method} ${variant}`);
       }
@@ -151,7 +107,7 @@ describe('serve mode: every API path refuses special files and the session stays
       const bundle = copyBundle(join(tempDir(`weights-${variant}`), 'bundle'), (manifest) => {
         manifest.provenance.model.weights_file = 'weights.safetensors';
       });
-      if (!inBundle(variant, bundle, 'weights.safetensors', null)) continue;
+      if (!variantInsideBundle(targets, variant, bundle, 'weights.safetensors', null)) continue;
       const opened = await call('openBundle', { dir: bundle });
       expect(opened.ok, `openBundle weights ${variant}`).toBe(true);
       expectRefusal(await call('prefill', {}), `prefill weights ${variant}`, ['provenance.model.weights_file']);

@@ -4,7 +4,6 @@
 // cap. Each must be refused within a bound with exit 2 and an error that names the file (and
 // the field), no internal error, no stack trace; a refused weights path never prints the
 // digest of the file it points at. The serve-mode entry points are in serve-hostile.test.ts.
-import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeReceipt } from '../../main/core/receipt/receipt.ts';
@@ -16,16 +15,16 @@ import {
   describeRefusal,
   hasStackTrace,
   hostileTargets,
-  mkfifo,
   removeTempDirs,
   runCliBounded,
-  sparseFile,
   tempDir,
+  userNamedVariant,
+  variantInsideBundle,
+  VARIANTS,
   type HostileTargets,
+  type Variant,
 } from './hostile-fixtures.ts';
 
-const VARIANTS = ['dev-zero', 'fifo', 'folder', 'symlink', 'oversized'] as const;
-type Variant = (typeof VARIANTS)[number];
 
 interface Scenario {
   args: string[];
@@ -55,91 +54,48 @@ beforeAll(async () => {
 });
 afterAll(removeTempDirs);
 
-/** A path the user names directly: the target itself, or a symlink to the device. */
-function userNamed(variant: Variant, scratch: string, capBytes: number | null): string | null {
-  switch (variant) {
-    case 'dev-zero':
-      return targets.devZero;
-    case 'fifo':
-      return targets.fifo;
-    case 'folder':
-      return targets.folder;
-    case 'symlink': {
-      const link = join(scratch, 'link-to-device');
-      symlinkSync(targets.devZero, link);
-      return link;
-    }
-    case 'oversized':
-      return capBytes === null ? null : sparseFile(join(scratch, 'oversized'), capBytes + 1);
-  }
-}
-
-/** Puts the variant at `name` inside a bundle folder (replacing what is there). */
-function insideBundle(variant: Variant, bundleDir: string, name: string, capBytes: number | null): boolean {
-  const at = join(bundleDir, name);
-  rmSync(at, { force: true, recursive: true });
-  switch (variant) {
-    case 'dev-zero':
-      symlinkSync(targets.devZero, at);
-      return true;
-    case 'fifo':
-      mkfifo(at);
-      return true;
-    case 'folder':
-      mkdirSync(at);
-      return true;
-    case 'symlink':
-      symlinkSync(targets.outsideFile, at);
-      return true;
-    case 'oversized':
-      if (capBytes === null) return false;
-      sparseFile(at, capBytes + 1);
-      return true;
-  }
-}
-
 const gateArgs = (scratch: string): string[] => ['--gate', '--bundle', referenceBundle(SMALL_CASE), '--work', join(scratch, 'work')];
 
 const ENTRY_POINTS: EntryPoint[] = [
   {
     name: 'verify <receipt>',
     prepare: (variant, scratch) => {
-      const path = userNamed(variant, scratch, 64 * 1024 * 1024);
+      const path = userNamedVariant(targets, variant, scratch, 64 * 1024 * 1024);
       return path === null ? null : { args: ['verify', path], names: [path] };
     },
   },
   {
     name: 'verify --pubkey',
     prepare: (variant, scratch) => {
-      const path = userNamed(variant, scratch, 64 * 1024);
+      const path = userNamedVariant(targets, variant, scratch, 64 * 1024);
       return path === null ? null : { args: ['verify', receipt, '--pubkey', path], names: [path] };
     },
   },
   {
     name: '--gate --key',
     prepare: (variant, scratch) => {
-      const path = userNamed(variant, scratch, 64 * 1024);
+      const path = userNamedVariant(targets, variant, scratch, 64 * 1024);
       return path === null ? null : { args: [...gateArgs(scratch), '--key', path], names: [path] };
     },
   },
   {
     name: '--gate --ledger',
     prepare: (variant, scratch) => {
-      const path = userNamed(variant, scratch, 4 * 1024 * 1024);
+      const path = userNamedVariant(targets, variant, scratch, 4 * 1024 * 1024);
       return path === null ? null : { args: [...gateArgs(scratch), '--key', join(keyDir, 'trace-inspector-ed25519.key'), '--ledger', path], names: [path] };
     },
   },
   {
     name: 'capture --weights',
     prepare: (variant, scratch) => {
-      const path = userNamed(variant, scratch, null);
+      const path = userNamedVariant(targets, variant, scratch, null);
       return path === null ? null : { args: ['capture', '--bundle', referenceBundle(SMALL_CASE), '--weights', path, '--out', join(scratch, 'out')], names: [path] };
     },
   },
   {
     name: 'capture --engine',
     prepare: (variant, scratch) => {
-      const path = userNamed(variant, scratch, null);
+      const path = userNamedVariant(targets, variant, scratch, null);
       return path === null ? null : { args: ['capture', '--bundle', referenceBundle(SMALL_CASE), '--engine', path, '--out', join(scratch, 'out')], names: [path] };
     },
   },
@@ -147,7 +103,7 @@ const ENTRY_POINTS: EntryPoint[] = [
     name: 'manifest.json of --bundle',
     prepare: (variant, scratch) => {
       const bundle = copyBundle(join(scratch, 'bundle'));
-      if (!insideBundle(variant, bundle, 'manifest.json', 256 * 1024 * 1024)) return null;
+      if (!variantInsideBundle(targets, variant, bundle, 'manifest.json', 256 * 1024 * 1024)) return null;
       return { args: ['capture', '--bundle', bundle, '--out', join(scratch, 'out')], names: [join(bundle, 'manifest.json')] };
     },
   },
@@ -156,7 +112,7 @@ const ENTRY_POINTS: EntryPoint[] = [
     prepare: (variant, scratch) => {
       const bundle = copyBundle(join(scratch, 'bundle'));
       // Oversized: larger than files[].bytes declares; refused before a byte of it is read.
-      if (!insideBundle(variant, bundle, 'pass-000.safetensors', 1024 * 1024)) return null;
+      if (!variantInsideBundle(targets, variant, bundle, 'pass-000.safetensors', 1024 * 1024)) return null;
       return { args: ['capture', '--bundle', bundle, '--out', join(scratch, 'out')], names: ['pass-000.safetensors', 'files[1]'] };
     },
   },
@@ -166,7 +122,7 @@ const ENTRY_POINTS: EntryPoint[] = [
       const bundle = copyBundle(join(scratch, 'bundle'), (manifest) => {
         manifest.provenance.model.weights_file = 'weights.safetensors';
       });
-      if (!insideBundle(variant, bundle, 'weights.safetensors', null)) return null;
+      if (!variantInsideBundle(targets, variant, bundle, 'weights.safetensors', null)) return null;
       return { args: ['capture', '--bundle', bundle, '--out', join(scratch, 'out')], names: ['provenance.model.weights_file', 'weights.safetensors'] };
     },
   },
