@@ -4,13 +4,13 @@
 // crashes or hangs while loading, an engine that breaks the record contract or forks a child
 // that lingers, a manifest with 200,000 invalid boundaries, unreadable receipts, ...), run as
 // a user runs it (bin/trace-inspector.js), with a time bound far below any hang.
-import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { writeToyCase } from '../gate/gate-fixtures.ts';
-import { CLI, REPO_ROOT, TESTLIB_DIR, referenceBundle, tempDirTracker } from '../helpers/paths.ts';
+import { TESTLIB_DIR, referenceBundle, tempDirTracker } from '../helpers/paths.ts';
+import { runCliBounded } from '../helpers/run-cli.ts';
 
 const { tempDir, removeTempDirs } = tempDirTracker('hostile');
 afterAll(() => removeTempDirs());
@@ -18,37 +18,6 @@ afterAll(() => removeTempDirs());
 /** What no answer of the CLI may contain. */
 const INTERNAL_ERROR = /internal error/i;
 const STACK_FRAME = /^\s{2,}at .+[(:]\d+/m;
-
-interface Answer {
-  /** The bound passed before stdout and stderr closed (the CLI, or something holding its pipes, hung). */
-  hung: boolean;
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-  ms: number;
-}
-
-function run(args: readonly string[], timeoutMs = 40_000, env: Readonly<Record<string, string>> = {}): Promise<Answer> {
-  const started = Date.now();
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    let hung = false;
-    const timer = setTimeout(() => {
-      hung = true;
-      child.kill('SIGKILL');
-    }, timeoutMs);
-    // 'close': stdout and stderr closed too, so an engine's child holding them would show as a hang.
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ hung, code, signal, stdout, stderr, ms: Date.now() - started });
-    });
-  });
-}
 
 const work = tempDir('inputs');
 const aFile = join(work, 'a-file.txt');
@@ -138,13 +107,13 @@ function interruptedCapture(): string {
 
 describe.concurrent('every command answers hostile input with a named error and its documented exit code', () => {
   it.each(ROWS)('$what → exit $exit', async (row) => {
-    const answer = await run(row.args(), row.timeoutMs ?? 40_000, row.env ?? {});
+    const answer = await runCliBounded(row.args(), { timeoutMs: row.timeoutMs ?? 40_000, env: row.env ?? {} });
     const text = `${answer.stderr}\n${answer.stdout}`;
-    expect(answer.hung, `still open after ${answer.ms} ms (a hang):\n${text}`).toBe(false);
+    expect(answer.timedOut, `still open after ${answer.ms} ms (a hang):\n${text}`).toBe(false);
     expect(answer.signal, text).toBeNull();
     expect(text).not.toMatch(INTERNAL_ERROR);
     expect(text).not.toMatch(STACK_FRAME);
-    expect(answer.code, text).toBe(row.exit);
+    expect(answer.status, text).toBe(row.exit);
     expect(text).toMatch(row.names);
   });
 });

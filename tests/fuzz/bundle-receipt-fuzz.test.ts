@@ -5,7 +5,6 @@
 //   - the CLI exits 0/1 with a verdict or 2 with a named error, never "internal error" or a stack;
 //   - nothing hangs past its bound; nothing is written outside the command's target.
 // The seed is printed; TI_FUZZ_SEED reproduces a run (see fuzz-harness.ts).
-import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,8 +14,8 @@ import { BundleError } from '../../main/core/bundle/errors.ts';
 import { ReceiptError } from '../../main/core/receipt/errors.ts';
 import { parseEnvelope, verifyEnvelopeBytes } from '../../main/core/receipt/receipt.ts';
 import { writeToyCase } from '../gate/gate-fixtures.ts';
-import { CLI, REPO_ROOT, TESTLIB_DIR, tempDirTracker } from '../helpers/paths.ts';
-import { runCliProcess } from '../helpers/run-cli.ts';
+import { REPO_ROOT, TESTLIB_DIR, tempDirTracker } from '../helpers/paths.ts';
+import { runCliBounded, runCliProcess } from '../helpers/run-cli.ts';
 import { changedOutside, fuzzScale, fuzzSeed, INTERNAL_ERROR, mutateBytes, mutateJson, Rng, snapshotTree, STACK_FRAME } from './fuzz-harness.ts';
 
 const { tempDir, removeTempDirs } = tempDirTracker('fuzz');
@@ -143,30 +142,6 @@ describe('receipt verification under mutated receipts', () => {
   }, 60_000);
 });
 
-interface Answer {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  text: string;
-}
-
-function runBounded(args: readonly string[], cwd: string, timeoutMs: number): Promise<Answer> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let text = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-    let hung = false;
-    const timer = setTimeout(() => {
-      hung = true;
-      child.kill('SIGKILL');
-    }, timeoutMs);
-    // 'close' waits for stdout and stderr too: a pipe held open past the bound is a hang.
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal: hung ? 'SIGKILL' : signal, text });
-    });
-  });
-}
 
 describe('the real CLI under mutated inputs', () => {
   it('capture, gate and verify: exit 0/1 with a verdict or 2 with a named error, no stack, no hang, nothing written outside the target', async () => {
@@ -202,13 +177,15 @@ describe('the real CLI under mutated inputs', () => {
         jobs.push(async () => {
           const before = snapshotTree(sandbox);
           const beforeRepo = snapshotTree(join(REPO_ROOT, 'fixtures'));
-          const answer = await runBounded(run.args, sandbox, 45_000);
-          const context = `trial ${t} (${what}): ${run.args[0]}\n${answer.text}`;
-          expect(answer.signal, `hung: ${context}`).toBeNull();
-          expect(answer.text, context).not.toMatch(INTERNAL_ERROR);
-          expect(answer.text, context).not.toMatch(STACK_FRAME);
-          expect(run.exits, context).toContain(answer.code);
-          if (answer.code === 2) expect(answer.text, context).toMatch(/trace-inspector: |--gate: |verify: /);
+          const answer = await runCliBounded(run.args, { cwd: sandbox, timeoutMs: 45_000 });
+          const text = `${answer.stderr}${answer.stdout}`;
+          const context = `trial ${t} (${what}): ${run.args[0]}\n${text}`;
+          expect(answer.timedOut, `hung: ${context}`).toBe(false);
+          expect(answer.signal, `killed: ${context}`).toBeNull();
+          expect(text, context).not.toMatch(INTERNAL_ERROR);
+          expect(text, context).not.toMatch(STACK_FRAME);
+          expect(run.exits, context).toContain(answer.status);
+          if (answer.status === 2) expect(text, context).toMatch(/trace-inspector: |--gate: |verify: /);
           expect(changedOutside(before, snapshotTree(sandbox), [run.target]), context).toEqual([]);
           expect(changedOutside(beforeRepo, snapshotTree(join(REPO_ROOT, 'fixtures')), []), context).toEqual([]);
         });

@@ -2,10 +2,11 @@
 // the root a bundle may use, a sparse file larger than a cap, and bundles whose untrusted fields
 // (case.id, weights_file, files) point at them. Every CLI run is bounded: a guard that fails
 // shows as a timeout, never as a test run that hangs.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { closeSync, cpSync, ftruncateSync, mkdirSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CLI, REPO_ROOT, referenceBundle, tempDirTracker } from '../helpers/paths.ts';
+import { REPO_ROOT, referenceBundle, tempDirTracker } from '../helpers/paths.ts';
+import type { BoundedRun } from '../helpers/run-cli.ts';
 
 export const { tempDir, removeTempDirs } = tempDirTracker('hostile');
 
@@ -14,36 +15,7 @@ export const SMALL_CASE = 'prefill_1tok';
 /** Longest any refusal may take; a guard that is missing shows as a run killed at this bound. */
 export const REFUSAL_BOUND_MS = 30_000;
 
-export interface BoundedRun {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-  timedOut: boolean;
-}
-
-/** Runs the installed CLI, killing it (and reporting timedOut) after `timeoutMs`. */
-export function runCliBounded(args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<BoundedRun> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      cwd: options.cwd ?? REPO_ROOT,
-      env: { ...process.env, ...(options.env ?? {}) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    let timedOut = false;
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill('SIGKILL');
-    }, options.timeoutMs ?? REFUSAL_BOUND_MS);
-    child.on('close', (status) => {
-      clearTimeout(timer);
-      resolve({ status, stdout, stderr, timedOut });
-    });
-  });
-}
+export { runCliBounded, type BoundedRun } from '../helpers/run-cli.ts';
 
 /** What a named error looks like: exit 2, the path named, no internal error, no stack frame. */
 export function describeRefusal(run: BoundedRun): string {
