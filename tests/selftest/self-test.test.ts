@@ -32,12 +32,10 @@ describe('the self-test with its own tables', () => {
     result = await runSelfTest({ library: REFERENCE_ENGINE, workDir: join(root, 'full') });
   }, 180_000);
 
-  it('passes, and stays quick', () => {
+  // Its speed is a benchmark's business (npm run bench), not a timed assertion here.
+  it('passes', () => {
     expect(result.checks.filter((check) => !check.passed).map(describeCheck)).toEqual([]);
     expect(result.passed).toBe(true);
-    // About 30 s on an idle 2-core machine (29 gate runs' worth of captures and comparisons). The
-    // suite runs other files beside this one, so the guard is looser: it catches a doubling.
-    expect(result.durationMs).toBeLessThan(90_000);
   });
 
   it('covers every perturb.* option the engine lists, each with one expectation', () => {
