@@ -4,6 +4,7 @@
 // cap. Each must be refused within a bound with exit 2 and an error that names the file (and
 // the field), no internal error, no stack trace; a refused weights path never prints the
 // digest of the file it points at. The serve-mode entry points are in serve-hostile.test.ts.
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeReceipt } from '../../main/core/receipt/receipt.ts';
@@ -124,6 +125,15 @@ const ENTRY_POINTS: EntryPoint[] = [
       });
       if (!variantInsideBundle(targets, variant, bundle, 'weights.safetensors', null)) return null;
       return { args: ['capture', '--bundle', bundle, '--out', join(scratch, 'out')], names: ['provenance.model.weights_file', 'weights.safetensors'] };
+    },
+  },
+  {
+    name: 'the capture journal of a folder given to recover',
+    prepare: (variant, scratch) => {
+      const dir = join(scratch, 'interrupted');
+      mkdirSync(dir);
+      if (!variantInsideBundle(targets, variant, dir, 'capture.journal.jsonl', 256 * 1024 * 1024)) return null;
+      return { args: ['recover', dir], names: [join(dir, 'capture.journal.jsonl')] };
     },
   },
 ];

@@ -7,10 +7,10 @@
 //
 // The journal is read, never written: the capture's owner (possibly another process) keeps
 // appending to it. A line is only trusted once its newline is on disk (parseJournal).
-import { readFile } from 'node:fs/promises';
+import { GuardedReadError, readRegularFile } from '../io/guarded-read.ts';
 import { join } from 'node:path';
 import { openBundleFromManifest, type OpenBundleOptions, type TraceBundle } from './bundle-reader.ts';
-import { JOURNAL_FILE_NAME, parseJournal, type JournalHeader } from './capture-journal.ts';
+import { JOURNAL_FILE_NAME, MAX_JOURNAL_BYTES, parseJournal, type JournalHeader } from './capture-journal.ts';
 import { BundleError } from './errors.ts';
 import { parseManifest, type RunOutcome } from './manifest-schema.ts';
 import { boundaryOfRecord, buildNativeManifest, type SealedPass } from './native-manifest.ts';
@@ -36,8 +36,11 @@ export async function openCaptureInProgress(dir: string, options: OpenBundleOpti
   const journalPath = join(dir, JOURNAL_FILE_NAME);
   let text: string;
   try {
-    text = await readFile(journalPath, 'utf8');
+    text = (await readRegularFile(journalPath, MAX_JOURNAL_BYTES)).toString('utf8');
   } catch (cause) {
+    if (cause instanceof GuardedReadError && cause.problem !== 'missing') {
+      throw new BundleError('E_JOURNAL', journalPath, '(file)', `the capture journal ${cause.reason}`, { cause });
+    }
     throw new BundleError('E_JOURNAL', journalPath, '(file)', 'cannot read the capture journal: no capture is in progress in this folder', { cause });
   }
   const { lines } = parseJournal(text, journalPath);

@@ -26,6 +26,11 @@ export const JOURNAL_FILE_NAME = 'capture.journal.jsonl';
 export const INPUTS_FILE_NAME = 'inputs.safetensors';
 /** 2: records live as frames in the spills (1 journaled each record as a line). */
 export const JOURNAL_VERSION = 2;
+/**
+ * Largest journal read back (recovery, the live view): it lists what a manifest lists, so it
+ * gets the manifest's cap. A journal that is a device, a FIFO or larger is refused, never read.
+ */
+export const MAX_JOURNAL_BYTES = 256 * 1024 * 1024;
 
 export const passFileName = (index: number): string => `pass-${String(index).padStart(3, '0')}.safetensors`;
 export const spillFileName = (index: number): string => `pass-${String(index).padStart(3, '0')}.spill`;

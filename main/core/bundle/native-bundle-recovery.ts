@@ -3,12 +3,14 @@
 // or garbled by the death fails its checksum: it and anything after it are dropped), and writes
 // manifest.json with the run outcome the caller observed (crashed, timeout, ...).
 // Idempotent: a recovery that is itself interrupted can be run again.
-import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readdirSync, unlinkSync, writeSync } from 'node:fs';
+import { GuardedReadError, readRegularFileSync } from '../io/guarded-read.ts';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { scanSpill, sealFrames, SpillReader } from './capture-frame.ts';
 import {
   JOURNAL_FILE_NAME,
+  MAX_JOURNAL_BYTES,
   journalLine,
   parseJournal,
   passFileName,
@@ -55,7 +57,14 @@ export function recoverNativeBundle(dir: string, runInput: RecoveryRunOutcome): 
     return manifestPath;
   }
 
-  const journal = parseJournal(readFileSync(journalPath, 'utf8'), journalPath);
+  let journalText: string;
+  try {
+    journalText = readRegularFileSync(journalPath, MAX_JOURNAL_BYTES).toString('utf8');
+  } catch (cause) {
+    if (cause instanceof GuardedReadError) throw new BundleError('E_JOURNAL', journalPath, '(file)', `the capture journal ${cause.reason}`, { cause });
+    throw cause;
+  }
+  const journal = parseJournal(journalText, journalPath);
   const [first, ...rest] = journal.lines;
   if (first === undefined || first.t !== 'header') {
     throw new BundleError('E_JOURNAL', journalPath, 'line 1', 'the header line is missing: the capture died while it was being created, nothing can be recovered');
