@@ -11,6 +11,7 @@ import { defaultUserKey, generateKeyPair, loadPrivateKey } from '../../main/core
 import { writeReceipt } from '../../main/core/receipt/receipt.ts';
 import { hashSubject } from '../../main/core/receipt/subject-files.ts';
 import { BUNDLES_DIR, CASES } from '../helpers/paths.ts';
+import { mkfifo } from '../security/hostile-fixtures.ts';
 import { recordingIO, removeTempDirs, samplePredicate, tempDir, writeSubjectFiles } from './receipt-fixtures.ts';
 
 afterAll(removeTempDirs);
@@ -132,6 +133,10 @@ describe('trace-inspector verify', () => {
     const noKeyEnv = { TRACE_INSPECTOR_CONFIG_DIR: join(tempDir('no-key'), 'absent') };
     await usageError(runVerifyCommand([receipt], recordingIO(work, noKeyEnv)), '--pubkey');
     await usageError(runVerifyCommand([receipt, '--pubkey', pubkey(), '--subjects', join(work, 'absent-dir')], recordingIO(work, {})), 'absent-dir');
+    // Neither a file nor a folder: bad usage (exit 2), never read, never a verification failure.
+    const fifo = mkfifo(join(work, 'subjects.fifo'));
+    await usageError(runVerifyCommand([receipt, '--pubkey', pubkey(), '--subjects', fifo], recordingIO(work, {})), `${fifo} is a FIFO (named pipe), not a file or folder`);
+    await usageError(runVerifyCommand([receipt, '--pubkey', pubkey(), '--subjects', '/dev/zero'], recordingIO(work, {})), '/dev/zero is a character device');
   });
 });
 

@@ -1,9 +1,12 @@
 // `trace-inspector verify <receipt>`: checks a gate receipt's signature and, given the files,
 // re-hashes its subjects. Exit 0 verified, 1 verification failed (reasons printed), 2 bad usage
 // or unreadable input (thrown as UsageError, printed by run-cli).
+import { stat } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { describeFileType } from '../../core/io/guarded-read.ts';
 import { ReceiptError } from '../../core/receipt/errors.ts';
 import { verifyReceipt, type ReceiptVerification } from '../../core/receipt/receipt.ts';
 import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIO } from '../cli-io.ts';
@@ -94,6 +97,17 @@ export function formatVerification(receipt: string, result: ReceiptVerification)
 export async function runVerifyCommand(argv: readonly string[], io: CliIO): Promise<number> {
   const args = parseVerifyArgs(argv);
   const receipt = resolve(io.cwd, args.receipt);
+  // A --subjects path that is missing or neither a file nor a folder (a FIFO, a device) is bad
+  // usage (exit 2), not a verification failure: nothing about the receipt was learned from it.
+  for (const given of args.subjects) {
+    let info: Stats;
+    try {
+      info = await stat(resolve(io.cwd, given));
+    } catch (error) {
+      throw new UsageError(`verify: --subjects ${given}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or folder' : `cannot be read (${(error as Error).message})`}`);
+    }
+    if (!info.isFile() && !info.isDirectory()) throw new UsageError(`verify: --subjects ${given} is ${describeFileType(info)}, not a file or folder`);
+  }
   let result: ReceiptVerification;
   try {
     result = await verifyReceipt(receipt, {
