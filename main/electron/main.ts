@@ -8,7 +8,7 @@ import { app, BrowserWindow } from 'electron';
 import { processIO } from '../cli/cli-io.ts';
 import { HEADLESS_COMMANDS, runCli } from '../cli/run-cli.ts';
 import { InspectorSession, dispatchCall } from '../session/inspector-session.ts';
-import { INSPECTOR_METHODS, type InspectorEvent } from '../../preload/inspector-api.ts';
+import { INSPECTOR_METHODS, type InspectorEvent } from '../../protocol/inspector-api.ts';
 import { installAppMenu, type RecentItems } from './app-menu.ts';
 import { connectWindow, type Dispatch } from './ipc-bridge.ts';
 import { createMainWindow } from './main-window.ts';

@@ -23,7 +23,7 @@ import {
   type OracleChoice,
   type ReceiptExport,
   type SessionSnapshot,
-} from '../../preload/inspector-api.ts';
+} from '../../protocol/inspector-api.ts';
 import type { TraceBundle } from '../core/bundle/bundle-reader.ts';
 import { userConfigDir, type Env } from '../core/receipt/keys.ts';
 import { embeddedDefaults } from '../core/tool/tool-info.ts';

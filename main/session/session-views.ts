@@ -13,7 +13,7 @@ import type {
   Specials,
   TensorView,
   TensorViewRequest,
-} from '../../preload/inspector-api.ts';
+} from '../../protocol/inspector-api.ts';
 import type { TraceBundle } from '../core/bundle/bundle-reader.ts';
 import { elementAt } from '../core/inspect/element-bits.ts';
 import { errorStats } from '../core/inspect/error-stats.ts';

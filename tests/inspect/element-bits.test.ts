@@ -5,7 +5,7 @@ import { openSync, closeSync, fstatSync, readSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { elementAt } from '../../main/core/inspect/element-bits.ts';
-import { ElementSchema, type Element } from '../../preload/inspector-api.ts';
+import { ElementSchema, type Element } from '../../protocol/inspector-api.ts';
 import { bits16, bits32, bits64, c64, cleanupBundles, f32, i32, i64, makeBundle, pair, randomFloats, tensor, type TensorSpec } from '../compare/compare-fixtures.ts';
 
 afterEach(cleanupBundles);

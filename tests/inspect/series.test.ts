@@ -2,7 +2,7 @@
 // bucket, raw values when the range fits, NaN buckets, ranges, and a missing native side.
 import { afterEach, describe, expect, it } from 'vitest';
 import { series } from '../../main/core/inspect/series-pooling.ts';
-import { SeriesSchema } from '../../preload/inspector-api.ts';
+import { SeriesSchema } from '../../protocol/inspector-api.ts';
 import { cleanupBundles, f32, makeBundle, pair, randomFloats, tensor } from '../compare/compare-fixtures.ts';
 
 afterEach(cleanupBundles);

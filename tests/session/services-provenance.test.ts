@@ -14,7 +14,7 @@ import { judgeCase } from '../../main/core/gate/case-verdicts.ts';
 import { runGate } from '../../main/core/gate/gate-run.ts';
 import type { GateResult } from '../../main/core/gate/gate-types.ts';
 import { provenanceOf } from '../../main/session/session-provenance.ts';
-import { ProvenanceSchema, type Provenance } from '../../preload/inspector-api.ts';
+import { ProvenanceSchema, type Provenance } from '../../protocol/inspector-api.ts';
 import { SEGV_ENGINE, TOY_ENGINE, gateOptions, removeTempDirs, tempDir, writeToyCase } from '../gate/gate-fixtures.ts';
 import { REFERENCE_ENGINE, oracleBundle, referenceBundle } from '../helpers/paths.ts';
 

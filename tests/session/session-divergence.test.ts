@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ENGINE_PERTURBATIONS } from '../../main/core/gate/self-test.ts';
 import { REFERENCE_ENGINE, referenceBundle } from '../helpers/paths.ts';
 import { failureOf, openSession, removeTempDirs } from './session-fixtures.ts';
-import { decodeRows } from '../../preload/rows-columns.ts';
+import { decodeRows } from '../../protocol/rows-columns.ts';
 
 const OPTION = 'perturb.kv_position_off_by_one';
 

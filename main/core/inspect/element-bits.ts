@@ -9,7 +9,7 @@
 // tensor costs ~0.1-0.2 s; bundles carry no per-range digest that would allow less.
 import type { TraceBundle } from '../bundle/bundle-reader.ts';
 import { DTYPE_SIZE, isFloatDType } from '../bundle/dtype.ts';
-import { toWire, type Element } from '../../../preload/inspector-api.ts';
+import { toWire, type Element } from '../../../protocol/inspector-api.ts';
 import { unravel } from '../compare/compare-kernels.ts';
 import { boundarySides, where } from './boundary-sides.ts';
 import { elementBits } from './element-format.ts';

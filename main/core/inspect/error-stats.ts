@@ -9,7 +9,7 @@
 // C64 follows the element conventions of element-quantities.ts (larger component).
 import type { TraceBundle } from '../bundle/bundle-reader.ts';
 import { DTYPE_SIZE } from '../bundle/dtype.ts';
-import { toWire, type BoundaryRef, type ErrorStats } from '../../../preload/inspector-api.ts';
+import { toWire, type BoundaryRef, type ErrorStats } from '../../../protocol/inspector-api.ts';
 import { boundarySides, requirePaired } from './boundary-sides.ts';
 import { INF, NAN, WindowValues } from './element-quantities.ts';
 import { rowAlignedWindow, streamWindows } from './window-stream.ts';

@@ -6,7 +6,7 @@
 // checked. Padding is scanned too: a NaN there is still a NaN the engine wrote.
 import type { TraceBundle } from '../bundle/bundle-reader.ts';
 import { isFloatDType, type DType } from '../bundle/dtype.ts';
-import type { BoundaryRef, FirstSpecial } from '../../../preload/inspector-api.ts';
+import type { BoundaryRef, FirstSpecial } from '../../../protocol/inspector-api.ts';
 import { MAX_READ_BYTES } from '../compare/compare-boundary.ts';
 
 export type SpecialKind = 'nan' | 'inf';

@@ -6,7 +6,7 @@
 // so does absDiff), so the reference still plots before the engine ran.
 import type { TraceBundle } from '../bundle/bundle-reader.ts';
 import { DTYPE_SIZE } from '../bundle/dtype.ts';
-import { toWire, type Series, type SeriesRequest, type WireNumber } from '../../../preload/inspector-api.ts';
+import { toWire, type Series, type SeriesRequest, type WireNumber } from '../../../protocol/inspector-api.ts';
 import { boundarySides, where } from './boundary-sides.ts';
 import { NAN, WindowValues } from './element-quantities.ts';
 import { rowAlignedWindow, streamWindows } from './window-stream.ts';

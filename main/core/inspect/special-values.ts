@@ -12,7 +12,7 @@
 // (the comparator's census code, no second one) and there are no mismatches.
 import type { TraceBundle } from '../bundle/bundle-reader.ts';
 import { DTYPE_SIZE } from '../bundle/dtype.ts';
-import type { BoundaryRef, Specials } from '../../../preload/inspector-api.ts';
+import type { BoundaryRef, Specials } from '../../../protocol/inspector-api.ts';
 import { compareBoundary } from '../compare/compare-boundary.ts';
 import { C_NONE, C_TIE_ORDER, C_VALUE, classOf, MISMATCH_CLASSES, unravel } from '../compare/compare-kernels.ts';
 import type { MismatchClass, SideCensus } from '../compare/comparison-types.ts';

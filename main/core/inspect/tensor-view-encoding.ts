@@ -2,7 +2,7 @@
 // little-endian float32 — float64 only when some finite value is outside float32's range — and
 // argmaxes as offsets inside their cell in the narrowest unsigned width that holds any offset of
 // a cell that size. Bytes go through a DataView, so the host's byte order never matters.
-import type { TensorView } from '../../../preload/inspector-api.ts';
+import type { TensorView } from '../../../protocol/inspector-api.ts';
 
 /** The smallest normal float32: below it float32 keeps fewer than 24 bits, and flushes to 0 at 2^-149. */
 const F32_MIN_NORMAL = 2 ** -126;

@@ -3,7 +3,7 @@
 // the window's float32 words directly and computes, flags and pools each element in one loop,
 // since 4096 x 4096 F32 is the common large case and the generic path spends most of its time
 // copying into Float64Arrays and calling per element (~3x slower on 16M elements).
-import { toWire, type WireNumber } from '../../../preload/inspector-api.ts';
+import { toWire, type WireNumber } from '../../../protocol/inspector-api.ts';
 import { ulp32 } from '../compare/compare-kernels.ts';
 import { INF, NAN, type Quantity } from './element-quantities.ts';
 

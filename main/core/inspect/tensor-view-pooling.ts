@@ -14,7 +14,7 @@
 // (tensor-view-encoding.ts): a million JSON numbers would cost more than the pooling saved.
 import type { TraceBundle } from '../bundle/bundle-reader.ts';
 import { DTYPE_SIZE } from '../bundle/dtype.ts';
-import type { TensorView, TensorViewRequest } from '../../../preload/inspector-api.ts';
+import type { TensorView, TensorViewRequest } from '../../../protocol/inspector-api.ts';
 import { encodeArgmax, encodeValues } from './tensor-view-encoding.ts';
 import { boundarySides, requirePaired, where } from './boundary-sides.ts';
 import { WindowValues } from './element-quantities.ts';
