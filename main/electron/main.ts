@@ -1,7 +1,7 @@
 // The Electron main process: the only code that imports electron. It stays thin — the window,
 // the menu, IPC wiring and the headless dispatch — and drives the same InspectorSession and
 // dispatchCall as serve mode. The engine still runs in a forked engine-host process
-// (engine/host: child_process.fork, which Electron runs as Node), so an engine crash costs the
+// (main/engine-host: child_process.fork, which Electron runs as Node), so an engine crash costs the
 // run, never the app.
 import { join } from 'node:path';
 import { app, BrowserWindow } from 'electron';

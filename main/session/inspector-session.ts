@@ -12,7 +12,7 @@
 // table's max abs / max ULP / contract / badges and every view compare native with the fp64
 // oracle instead of the reference.
 import { join } from 'node:path';
-import type { Isolation } from '../../engine/host/engine-host.ts';
+import type { Isolation } from '../engine-host/engine-host.ts';
 import {
   InspectorCallError,
   type BoundaryRef,

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { cpSync, openSync, readFileSync, readSync, rmSync, writeSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EngineHost } from '../../engine/host/engine-host.ts';
+import { EngineHost } from '../../main/engine-host/engine-host.ts';
 import { openBundle, type TraceBundle } from '../../main/core/bundle/bundle-reader.ts';
 import { SafetensorsFile } from '../../main/core/bundle/safetensors-reader.ts';
 import { judgeCase } from '../../main/core/gate/case-verdicts.ts';

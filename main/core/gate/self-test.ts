@@ -16,7 +16,7 @@ import { readdir } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { EngineHost, type Isolation } from '../../../engine/host/engine-host.ts';
+import { EngineHost, type Isolation } from '../../engine-host/engine-host.ts';
 import { openBundle, type TraceBundle } from '../bundle/bundle-reader.ts';
 import { compareBoundary } from '../compare/compare-boundary.ts';
 import { embeddedDefaults } from '../tool/tool-info.ts';

@@ -29,9 +29,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve as resolvePath } from 'node:path';
 import type { Readable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
-import type { DType } from '../../main/core/bundle/dtype.ts';
-import type { RunOutcome } from '../../main/core/bundle/manifest-schema.ts';
-import { NativeBundleWriter, type NativeBundleHeader } from '../../main/core/bundle/native-bundle-writer.ts';
+import type { DType } from '../core/bundle/dtype.ts';
+import type { RunOutcome } from '../core/bundle/manifest-schema.ts';
+import { NativeBundleWriter, type NativeBundleHeader } from '../core/bundle/native-bundle-writer.ts';
 import type { EngineDescription } from './engine-description.ts';
 import { EngineCallError, EngineHostDeadError, EngineHostError, EngineLoadError } from './engine-errors.ts';
 import {
