@@ -4,7 +4,7 @@
 // (main/engine-host: child_process.fork, which Electron runs as Node), so an engine crash costs the
 // run, never the app.
 import { join } from 'node:path';
-import { app, BrowserWindow } from 'electron';
+import { app, type BrowserWindow } from 'electron';
 import { processIO } from '../cli/cli-io.ts';
 import { HEADLESS_COMMANDS, runCli } from '../cli/run-cli.ts';
 import { InspectorSession, dispatchCall } from '../session/inspector-session.ts';

@@ -29,7 +29,7 @@ import { EXIT_FAILURE, EXIT_USAGE, UsageError, type CliIO } from '../cli-io.ts';
 import { JOURNAL_FILE_NAME } from '../../core/bundle/capture-journal.ts';
 import { MANIFEST_FILE_NAME } from '../../core/bundle/manifest-schema.ts';
 import { engineOptionsArg, isolationArg, parseCommandArgs, timeoutArg } from '../command-args.ts';
-import { createOutputFolder, OutputFolderError } from '../../core/io/output-folder.ts';
+import { OutputFolderError } from '../../core/io/output-folder.ts';
 
 export const GATE_USAGE = `usage: trace-inspector --gate [--engine <lib>] [--bundle <reference bundle>]... [--oracle <dir>]
                             [--strict] [--receipt <file>] [--junit <file>] [--json <file>]

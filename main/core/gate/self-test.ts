@@ -27,7 +27,6 @@ import {
   copyBundle,
   EXPECTED_KINDS,
   type RecordPerturbation,
-  type RecordPerturbationKind,
 } from './record-perturbations.ts';
 import { failureKind } from './verdicts.ts';
 import { createOutputFolder } from '../io/output-folder.ts';
