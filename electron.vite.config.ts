@@ -1,6 +1,7 @@
 // electron-vite builds the three Electron faces from top-level folders (not src/):
-// main/electron (the only code that imports electron), preload (the typed bridge) and the
-// renderer. The core that they call is plain Node and is bundled into the main output.
+// main/electron (the only code that imports electron), preload (the Electron preload; the typed
+// API it forwards is protocol/) and the renderer. The core that they call is plain Node and is
+// bundled into the main output.
 import { resolve } from 'node:path';
 import { defineConfig } from 'electron-vite';
 

@@ -7,7 +7,7 @@
 // contextBridge copies an Error's message but drops its other properties, so an Error would lose
 // the stable `code`. The renderer's IPC client can rebuild an InspectorCallError from it.
 import { contextBridge, ipcRenderer } from 'electron';
-import { IPC_CHANNELS, IpcOutcomeSchema } from '../main/electron/ipc-channels.ts';
+import { IPC_CHANNELS, IpcOutcomeSchema } from '../protocol/ipc-channels.ts';
 import {
   INSPECTOR_METHODS,
   InspectorEventSchema,
@@ -18,7 +18,7 @@ import {
   type InspectorTransport,
   type MethodRequest,
   type MethodResponse,
-} from './inspector-api.ts';
+} from '../protocol/inspector-api.ts';
 
 interface BridgeCallError extends CallError {
   name: 'InspectorCallError';

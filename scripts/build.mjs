@@ -21,8 +21,8 @@ async function buildNodeEntries() {
   const esbuild = await import('esbuild');
   const entryPoints = {
     cli: 'main/cli/index.ts',
-    'engine-worker': 'engine/host/engine-worker.ts',
-    'engine-host-process': 'engine/host/engine-host-process.ts',
+    'engine-worker': 'main/engine-host/engine-worker.ts',
+    'engine-host-process': 'main/engine-host/engine-host-process.ts',
   };
   const present = Object.fromEntries(
     Object.entries(entryPoints).filter(([, file]) => existsSync(join(root, file))),

@@ -120,7 +120,13 @@ TI_API ti_status ti_open(const char *config_json, const char *weights_path, ti_s
 /* Close a session; NULL is accepted. */
 TI_API void ti_close(ti_session *session);
 
-/* Message of the session's last failure ("" when none). Owned by the session. */
+/*
+ * Message of the session's last failure ("" when none), NUL-terminated. Owned by the session.
+ * Lifetime: the pointer and its text stay valid until the next call that takes this session
+ * (any ti_* function: a call may rewrite or clear the message) or ti_close; the host copies the
+ * text before its next call. For a NULL session the engine may return a static string.
+ * Not to be called concurrently with another call on the same session.
+ */
 TI_API const char *ti_last_error(const ti_session *session);
 
 /* Set a named input tensor (copied). Inputs must be set before prefill. */
@@ -166,7 +172,10 @@ TI_API ti_status ti_reset(ti_session *session);
 
 /* Session state as JSON owned by the session, e.g. the reference engine's
  * { "passes_run", "cursor", "next_mode", "last_output", "count", "prng_counter" }; the host reads
- * "last_output" ("text" | "audio" | null) as the output mode of the pass just run. */
+ * "last_output" ("text" | "audio" | null) as the output mode of the pass just run.
+ * Lifetime: valid until the next call that takes this session (the reference engine rewrites one
+ * buffer on every ti_session_state call) or ti_close; the host copies it before its next call.
+ * Not to be called concurrently with another call on the same session. */
 TI_API const char *ti_session_state(ti_session *session);
 
 #ifdef __cplusplus

@@ -33,9 +33,9 @@ TI_API const char *ti_status_string(ti_status status) {
 }
 
 /* Session calls start with a clean message, so ti_last_error() describes the latest call. */
-static ti_errbuf session_err(ti_session *s) {
-    ti_errbuf err = {s->last_error, sizeof s->last_error};
-    ti_err_clear(&err);
+static errbuf session_err(ti_session *s) {
+    errbuf err = {s->last_error, sizeof s->last_error};
+    err_clear(&err);
     return err;
 }
 
@@ -43,32 +43,32 @@ static ti_errbuf session_err(ti_session *s) {
 #define REFUSE_DURING_PASS(s, err, fn)                                                              \
     do {                                                                                            \
         if ((s)->in_pass)                                                                           \
-            return ti_fail(&(err), TI_ERR_STATE, "%s: called from inside a pass (record callback)", fn); \
+            return err_fail(&(err), TI_ERR_STATE, "%s: called from inside a pass (record callback)", fn); \
     } while (0)
 
 /* Reads the optional config: {"max_positions": n}. Unknown keys are refused so typos surface. */
-static ti_status parse_config(const char *config_json, int64_t *max_positions, ti_errbuf *err) {
+static ti_status parse_config(const char *config_json, int64_t *max_positions, errbuf *err) {
     *max_positions = TI_DEFAULT_MAX_POSITIONS;
     if (config_json == NULL) return TI_OK;
     char msg[160];
     json_value *root = json_parse(config_json, strlen(config_json), msg, sizeof msg);
-    if (root == NULL) return ti_fail(err, TI_ERR_INVALID_ARGUMENT, "config: %s", msg);
+    if (root == NULL) return err_fail(err, TI_ERR_INVALID_ARGUMENT, "config: %s", msg);
     ti_status status = TI_OK;
     if (root->type != JSON_OBJECT) {
-        status = ti_fail(err, TI_ERR_INVALID_ARGUMENT, "config: expected a JSON object");
+        status = err_fail(err, TI_ERR_INVALID_ARGUMENT, "config: expected a JSON object");
         goto done;
     }
     for (size_t i = 0; i < root->count; i++) {
         const json_value *v = &root->items[i];
         if (strcmp(root->keys[i], "max_positions") == 0) {
             if (v->type != JSON_NUMBER || !v->is_integer || v->integer < 1 || v->integer > TI_MAX_MAX_POSITIONS) {
-                status = ti_fail(err, TI_ERR_INVALID_ARGUMENT,
+                status = err_fail(err, TI_ERR_INVALID_ARGUMENT,
                                  "config: field max_positions must be an integer in [1, %d]", TI_MAX_MAX_POSITIONS);
                 goto done;
             }
             *max_positions = v->integer;
         } else {
-            status = ti_fail(err, TI_ERR_INVALID_ARGUMENT, "config: unknown field \"%s\" (known: max_positions)",
+            status = err_fail(err, TI_ERR_INVALID_ARGUMENT, "config: unknown field \"%s\" (known: max_positions)",
                              root->keys[i]);
             goto done;
         }
@@ -80,19 +80,19 @@ done:
 
 TI_API ti_status ti_open(const char *config_json, const char *weights_path, ti_session **out, char *err_text,
                          size_t err_capacity) {
-    ti_errbuf err = {err_text, err_capacity};
-    ti_err_clear(&err);
-    if (out == NULL) return ti_fail(&err, TI_ERR_INVALID_ARGUMENT, "ti_open: out is NULL");
+    errbuf err = {err_text, err_capacity};
+    err_clear(&err);
+    if (out == NULL) return err_fail(&err, TI_ERR_INVALID_ARGUMENT, "ti_open: out is NULL");
     *out = NULL;
-    if (weights_path == NULL) return ti_fail(&err, TI_ERR_INVALID_ARGUMENT, "ti_open: weights_path is NULL");
+    if (weights_path == NULL) return err_fail(&err, TI_ERR_INVALID_ARGUMENT, "ti_open: weights_path is NULL");
     const catalogue *cat = catalogue_get();
-    if (cat == NULL) return ti_fail(&err, TI_ERR_INTERNAL, "ti_open: the boundary catalogue could not be built");
+    if (cat == NULL) return err_fail(&err, TI_ERR_INTERNAL, "ti_open: the boundary catalogue could not be built");
     int64_t max_positions;
     ti_status status = parse_config(config_json, &max_positions, &err);
     if (status != TI_OK) return status;
 
     ti_session *s = calloc(1, sizeof *s);
-    if (s == NULL) return ti_fail(&err, TI_ERR_OUT_OF_MEMORY, "ti_open: out of memory");
+    if (s == NULL) return err_fail(&err, TI_ERR_OUT_OF_MEMORY, "ti_open: out of memory");
     s->cat = cat;
     s->max_positions = max_positions;
     inputs_init(&s->inputs);
@@ -108,7 +108,7 @@ TI_API ti_status ti_open(const char *config_json, const char *weights_path, ti_s
         s->k_cache[l] = malloc(bytes);
         s->v_cache[l] = malloc(bytes);
         if (s->k_cache[l] == NULL || s->v_cache[l] == NULL)
-            status = ti_fail(&err, TI_ERR_OUT_OF_MEMORY, "ti_open: out of memory for a KV cache of %lld positions",
+            status = err_fail(&err, TI_ERR_OUT_OF_MEMORY, "ti_open: out of memory for a KV cache of %lld positions",
                              (long long)max_positions);
     }
     if (status == TI_OK) status = depthformer_reserve(s, M_NCB, 0, &err);
@@ -144,11 +144,11 @@ TI_API const char *ti_last_error(const ti_session *s) {
 TI_API ti_status ti_set_input(ti_session *s, const char *name, uint32_t dtype, uint32_t rank, const int64_t *shape,
                               const void *data, uint64_t byte_length) {
     if (s == NULL) return TI_ERR_INVALID_ARGUMENT;
-    ti_errbuf err = session_err(s);
+    errbuf err = session_err(s);
     REFUSE_DURING_PASS(s, err, "ti_set_input");
-    if (name == NULL) return ti_fail(&err, TI_ERR_INVALID_ARGUMENT, "ti_set_input: name is NULL");
+    if (name == NULL) return err_fail(&err, TI_ERR_INVALID_ARGUMENT, "ti_set_input: name is NULL");
     if (s->state.prefilled)
-        return ti_fail(&err, TI_ERR_STATE, "input %s: inputs must be set before prefill (call ti_reset first)", name);
+        return err_fail(&err, TI_ERR_STATE, "input %s: inputs must be set before prefill (call ti_reset first)", name);
     ti_status status = inputs_set(&s->inputs, name, dtype, rank, shape, data, byte_length, &err);
     /* Seed and start mode are part of the state before prefill: keep ti_session_state truthful. */
     if (status == TI_OK) session_initial_state(s, &s->state);
@@ -157,10 +157,10 @@ TI_API ti_status ti_set_input(ti_session *s, const char *name, uint32_t dtype, u
 
 TI_API ti_status ti_set_option(ti_session *s, const char *key, const char *value) {
     if (s == NULL) return TI_ERR_INVALID_ARGUMENT;
-    ti_errbuf err = session_err(s);
+    errbuf err = session_err(s);
     REFUSE_DURING_PASS(s, err, "ti_set_option");
     if (key == NULL || value == NULL)
-        return ti_fail(&err, TI_ERR_INVALID_ARGUMENT, "ti_set_option: %s is NULL", key == NULL ? "key" : "value");
+        return err_fail(&err, TI_ERR_INVALID_ARGUMENT, "ti_set_option: %s is NULL", key == NULL ? "key" : "value");
     ti_status status = options_set(&s->options, key, value, &err);
     if (status == TI_OK && !s->state.prefilled) session_initial_state(s, &s->state);
     return status;
@@ -168,7 +168,7 @@ TI_API ti_status ti_set_option(ti_session *s, const char *key, const char *value
 
 TI_API ti_status ti_set_record_callback(ti_session *s, ti_record_fn fn, void *user) {
     if (s == NULL) return TI_ERR_INVALID_ARGUMENT;
-    ti_errbuf err = session_err(s);
+    errbuf err = session_err(s);
     REFUSE_DURING_PASS(s, err, "ti_set_record_callback");
     s->record_fn = fn;
     s->record_user = user;
@@ -177,16 +177,16 @@ TI_API ti_status ti_set_record_callback(ti_session *s, ti_record_fn fn, void *us
 
 TI_API ti_status ti_set_wanted(ti_session *s, const char *const *names, uint32_t count) {
     if (s == NULL) return TI_ERR_INVALID_ARGUMENT;
-    ti_errbuf err = session_err(s);
+    errbuf err = session_err(s);
     REFUSE_DURING_PASS(s, err, "ti_set_wanted");
-    if (count > 0 && names == NULL) return ti_fail(&err, TI_ERR_INVALID_ARGUMENT, "ti_set_wanted: names is NULL");
+    if (count > 0 && names == NULL) return err_fail(&err, TI_ERR_INVALID_ARGUMENT, "ti_set_wanted: names is NULL");
     /* Validate every name before changing anything, so a bad list leaves the old set in place. */
     bool wanted[CAT_COUNT];
     for (int i = 0; i < CAT_COUNT; i++) wanted[i] = count == 0;
     for (uint32_t i = 0; i < count; i++) {
-        if (names[i] == NULL) return ti_fail(&err, TI_ERR_INVALID_ARGUMENT, "ti_set_wanted: names[%u] is NULL", i);
+        if (names[i] == NULL) return err_fail(&err, TI_ERR_INVALID_ARGUMENT, "ti_set_wanted: names[%u] is NULL", i);
         int id = catalogue_find(s->cat, names[i]);
-        if (id < 0) return ti_fail(&err, TI_ERR_UNKNOWN_NAME, "ti_set_wanted: unknown boundary %s", names[i]);
+        if (id < 0) return err_fail(&err, TI_ERR_UNKNOWN_NAME, "ti_set_wanted: unknown boundary %s", names[i]);
         wanted[id] = true;
     }
     memcpy(s->wanted, wanted, sizeof wanted);
@@ -196,29 +196,29 @@ TI_API ti_status ti_set_wanted(ti_session *s, const char *const *names, uint32_t
 TI_API ti_status ti_inject(ti_session *s, const char *boundary, uint32_t dtype, uint32_t rank, const int64_t *shape,
                            const void *data, uint64_t byte_length) {
     if (s == NULL) return TI_ERR_INVALID_ARGUMENT;
-    ti_errbuf err = session_err(s);
+    errbuf err = session_err(s);
     REFUSE_DURING_PASS(s, err, "ti_inject");
-    if (boundary == NULL) return ti_fail(&err, TI_ERR_INVALID_ARGUMENT, "ti_inject: boundary is NULL");
+    if (boundary == NULL) return err_fail(&err, TI_ERR_INVALID_ARGUMENT, "ti_inject: boundary is NULL");
     return rec_inject(s, boundary, dtype, rank, shape, data, byte_length, &err);
 }
 
 TI_API ti_status ti_prefill(ti_session *s) {
     if (s == NULL) return TI_ERR_INVALID_ARGUMENT;
-    ti_errbuf err = session_err(s);
+    errbuf err = session_err(s);
     REFUSE_DURING_PASS(s, err, "ti_prefill");
     return pass_run(s, TI_PASS_PREFILL);
 }
 
 TI_API ti_status ti_decode(ti_session *s) {
     if (s == NULL) return TI_ERR_INVALID_ARGUMENT;
-    ti_errbuf err = session_err(s);
+    errbuf err = session_err(s);
     REFUSE_DURING_PASS(s, err, "ti_decode");
     return pass_run(s, TI_PASS_DECODE);
 }
 
 TI_API ti_status ti_reset(ti_session *s) {
     if (s == NULL) return TI_ERR_INVALID_ARGUMENT;
-    ti_errbuf err = session_err(s);
+    errbuf err = session_err(s);
     REFUSE_DURING_PASS(s, err, "ti_reset");
     session_initial_state(s, &s->state);
     return TI_OK;

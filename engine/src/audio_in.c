@@ -14,7 +14,7 @@ ti_status audio_in_run(pass_ctx *p, float **rows) {
     float *out = malloc((size_t)R * A_AD_HIDDEN * sizeof(float));
     ti_status status = TI_OK;
     if (features == NULL || encoded == NULL || out == NULL)
-        status = ti_fail(&p->err, TI_ERR_OUT_OF_MEMORY, "pass %u: out of memory for audio in (F = %lld)", p->index,
+        status = err_fail(&p->err, TI_ERR_OUT_OF_MEMORY, "pass %u: out of memory for audio in (F = %lld)", p->index,
                          (long long)F);
     if (status == TI_OK) status = frontend_run(p, features);
     if (status == TI_OK) status = encoder_run(p, features, encoded);

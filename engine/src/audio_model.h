@@ -119,7 +119,7 @@ typedef struct detok_state {
 } detok_state;
 
 /* Loads and validates every part-2 tensor of the weights file; names the file and tensor on failure. */
-ti_status audio_weights_load(audio_weights *w, const char *path, ti_errbuf *err);
+ti_status audio_weights_load(audio_weights *w, const char *path, errbuf *err);
 void audio_weights_free(audio_weights *w);
 
 #endif

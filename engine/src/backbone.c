@@ -208,7 +208,7 @@ ti_status backbone_run(pass_ctx *p, float *x, float *logits) {
     backbone_ws ws;
     if (!ws_alloc(&ws, T, span)) {
         ws_free(&ws);
-        return ti_fail(&p->err, TI_ERR_OUT_OF_MEMORY, "pass %u: out of memory for T = %lld", p->index, (long long)T);
+        return err_fail(&p->err, TI_ERR_OUT_OF_MEMORY, "pass %u: out of memory for T = %lld", p->index, (long long)T);
     }
     assemble(p, x);
     ti_status status = rec_boundary(p, p->cat->embed, x);

@@ -10,19 +10,9 @@
 #include <stdint.h>
 
 #include "catalogue_audio.h"
+#include "catalogue_builder.h"
 #include "model.h"
 #include "trace_abi.h"
-
-/* A shape entry equal to BND_T stands for T, the positions consumed by the pass (the other
- * symbols, BND_F, BND_R, BND_L16, BND_P, are in catalogue_audio.h). */
-#define BND_T (-1)
-#define BND_MAX_RANK 3
-
-/* EMIT_PREFILL_AUDIO_IN: the prefill of a session given pcm_in; EMIT_AUDIO_FRAME: a pass whose output
- * is an audio frame whose code 0 is not end-of-audio. */
-typedef enum bnd_emit {
-    EMIT_EVERY_PASS, EMIT_PREFILL, EMIT_TEXT_OUT, EMIT_AUDIO_OUT, EMIT_PREFILL_AUDIO_IN, EMIT_AUDIO_FRAME
-} bnd_emit;
 
 /* Fields of one sampler call, in emission order. */
 enum {
@@ -37,17 +27,6 @@ enum { LAYER_CONV_CARRY, LAYER_K_APPEND, LAYER_V_APPEND, LAYER_KV_LEN, LAYER_MIX
 enum { CB_IN, CB_L0_OUT, CB_L1_OUT, CB_LOGITS, CB_SAMPLER, CB_FEEDBACK = CB_SAMPLER + SAMP_FIELDS, CB_FIELDS };
 
 #define CAT_COUNT (1 + 4 * 3 + 2 * 5 + 2 + SAMP_FIELDS + 1 + M_NCB * CB_FIELDS + 1 + 2 + CAT_AUDIO_COUNT)
-
-typedef struct bnd_desc {
-    char name[48];
-    const char *stage; /* "backbone", "sampler", "depthformer", "state" */
-    ti_dtype dtype;
-    uint32_t rank;
-    int64_t shape[BND_MAX_RANK];
-    bnd_emit emit;
-    bool injectable;
-    const char *doc;
-} bnd_desc;
 
 typedef struct catalogue {
     bnd_desc entries[CAT_COUNT];
@@ -64,15 +43,10 @@ typedef struct catalogue {
     int gen_state;
     int gen_prng;
     cat_audio_ids audio; /* frontend, encoder, adapter, detokenizer */
-    bnd_desc spare; /* absorbs a miscount during construction */
 } catalogue;
 
 /* The process-wide catalogue; NULL only if its one-time construction failed (never expected). */
 const catalogue *catalogue_get(void);
-
-/* Appends one entry (name left for the caller to write); used by catalogue_audio.c. */
-bnd_desc *catalogue_add(catalogue *c, const char *stage, ti_dtype dtype, uint32_t rank, int64_t d0, int64_t d1,
-                        int64_t d2, bnd_emit emit, bool injectable, const char *doc, int *id_out);
 
 /* Index of a boundary by name, or -1. */
 int catalogue_find(const catalogue *cat, const char *name);

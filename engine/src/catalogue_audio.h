@@ -8,6 +8,8 @@
 
 #include <stdint.h>
 
+#include "catalogue_builder.h"
+
 /* Shape symbols besides BND_T (-1, positions of the pass); all follow from L = len(pcm_in). */
 #define BND_F (-2)   /* F = 1 + floor(L16 / 160), frontend frames */
 #define BND_R (-3)   /* R = ceil(F / 8), encoder steps = adapter rows */
@@ -24,7 +26,8 @@ enum { DT_EMBED, DT_L0_OUT, DT_FINAL_NORM = DT_L0_OUT + 4, DT_SPECTRAL, DT_COMPL
 /* detok.frame_status values: what the detokenizer did with an audio pass's frame. */
 enum { FRAME_DECODED = 0, FRAME_END_OF_AUDIO = 1, FRAME_REFUSED = 2 };
 
-#define CAT_AUDIO_COUNT (FE_FIELDS + ENC_FIELDS + AD_FIELDS + DT_FIELDS)
+#define CAT_AUDIO_IN_COUNT (FE_FIELDS + ENC_FIELDS + AD_FIELDS)
+#define CAT_AUDIO_COUNT (CAT_AUDIO_IN_COUNT + DT_FIELDS)
 
 typedef struct cat_audio_ids {
     int fe[FE_FIELDS];
@@ -33,12 +36,10 @@ typedef struct cat_audio_ids {
     int dt[DT_FIELDS];
 } cat_audio_ids;
 
-struct catalogue;
-
-/* Appends the frontend, encoder and adapter boundaries (called before backbone.embed). */
-void catalogue_add_audio_in(struct catalogue *c);
-/* Appends detok.frame_status and the detokenizer boundaries (called after depth.codes). */
-void catalogue_add_detok(struct catalogue *c);
+/* Appends the frontend, encoder and adapter boundaries (called before backbone.embed), CAT_AUDIO_IN_COUNT of them. */
+void catalogue_add_audio_in(cat_builder *builder, cat_audio_ids *ids);
+/* Appends detok.frame_status and the detokenizer boundaries (called after depth.codes), DT_FIELDS of them. */
+void catalogue_add_detok(cat_builder *builder, cat_audio_ids *ids);
 
 /* The value of a shape entry in a pass with T positions and an input of pcm_len samples. */
 int64_t catalogue_dim(int64_t dim, int64_t T, int64_t pcm_len);

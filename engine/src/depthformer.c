@@ -7,7 +7,7 @@
 #include "records.h"
 #include "sampler.h"
 
-ti_status depthformer_reserve(ti_session *s, int64_t slots, int64_t keep, ti_errbuf *err) {
+ti_status depthformer_reserve(ti_session *s, int64_t slots, int64_t keep, errbuf *err) {
     if (slots <= s->depth_capacity) return TI_OK;
     int64_t capacity = s->depth_capacity > 0 ? s->depth_capacity : M_NCB;
     while (capacity < slots) capacity *= 2;
@@ -16,7 +16,7 @@ ti_status depthformer_reserve(ti_session *s, int64_t slots, int64_t keep, ti_err
         fresh[i] = malloc((size_t)capacity * M_HD * sizeof(float));
         if (fresh[i] == NULL) {
             for (int j = 0; j < i; j++) free(fresh[j]);
-            return ti_fail(err, TI_ERR_OUT_OF_MEMORY, "Depthformer KV cache: out of memory for %lld slots",
+            return err_fail(err, TI_ERR_OUT_OF_MEMORY, "Depthformer KV cache: out of memory for %lld slots",
                            (long long)capacity);
         }
     }
@@ -116,7 +116,7 @@ ti_status depthformer_run(pass_ctx *p, const float *hlast, int32_t *codes) {
     if (status != TI_OK) return status;
     float *scores = malloc((size_t)(base + M_NCB) * sizeof(float));
     if (scores == NULL)
-        return ti_fail(&p->err, TI_ERR_OUT_OF_MEMORY, "pass %u: out of memory for the Depthformer", p->index);
+        return err_fail(&p->err, TI_ERR_OUT_OF_MEMORY, "pass %u: out of memory for the Depthformer", p->index);
     status = frame(p, hlast, codes, base, scores);
     free(scores);
     p->next.depth_kv_len = s->options.on[OPT_DEPTH_KV_NOT_RESET] ? base + M_NCB : 0;

@@ -12,6 +12,6 @@
 ti_status depthformer_run(pass_ctx *p, const float *hlast, int32_t *codes);
 
 /* Grows the Depthformer caches to hold `slots` entries, keeping the first `keep` of them. */
-ti_status depthformer_reserve(ti_session *s, int64_t slots, int64_t keep, ti_errbuf *err);
+ti_status depthformer_reserve(ti_session *s, int64_t slots, int64_t keep, errbuf *err);
 
 #endif

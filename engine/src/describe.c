@@ -66,7 +66,7 @@ static void write_inputs(json_writer *w) {
         const input_desc *d = &table[i];
         jw_raw(w, i ? ",{\"name\":" : "{\"name\":");
         jw_string(w, d->name);
-        jw_printf(w, ",\"dtype\":\"%s\",\"shape\":[", ti_dtype_abi_name(d->dtype));
+        jw_printf(w, ",\"dtype\":\"%s\",\"shape\":[", dtype_abi_name(d->dtype));
         for (uint32_t k = 0; k < d->rank; k++) {
             if (k) jw_raw(w, ",");
             if (d->dims[k] < 0)
@@ -87,7 +87,7 @@ static void write_boundaries(json_writer *w, const catalogue *cat) {
         const bnd_desc *b = &cat->entries[i];
         jw_raw(w, i ? ",\n{\"name\":" : "\n{\"name\":");
         jw_string(w, b->name);
-        jw_printf(w, ",\"stage\":\"%s\",\"dtype\":\"%s\",\"shape\":[", b->stage, ti_dtype_abi_name(b->dtype));
+        jw_printf(w, ",\"stage\":\"%s\",\"dtype\":\"%s\",\"shape\":[", b->stage, dtype_abi_name(b->dtype));
         for (uint32_t k = 0; k < b->rank; k++) {
             if (k) jw_raw(w, ",");
             if (b->shape[k] < 0) /* a symbol: T, F, R, L16, P (model.shape_symbols) */

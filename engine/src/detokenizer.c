@@ -107,7 +107,7 @@ static ti_status frame_run(pass_ctx *p, const int32_t *codes, detok_ws *ws);
 
 ti_status detok_run(pass_ctx *p, const int32_t *codes) {
     detok_ws *ws = malloc(sizeof *ws);
-    if (ws == NULL) return ti_fail(&p->err, TI_ERR_OUT_OF_MEMORY, "pass %u: out of memory for the detokenizer", p->index);
+    if (ws == NULL) return err_fail(&p->err, TI_ERR_OUT_OF_MEMORY, "pass %u: out of memory for the detokenizer", p->index);
     ti_status status = frame_run(p, codes, ws);
     free(ws);
     return status;

@@ -283,7 +283,7 @@ ti_status encoder_run(pass_ctx *p, const float *features, float *out) {
     memset(&ws, 0, sizeof ws);
     if (!ws_alloc(&ws, F, R)) {
         ws_free(&ws);
-        return ti_fail(&p->err, TI_ERR_OUT_OF_MEMORY, "pass %u: out of memory for the encoder (R = %lld)", p->index,
+        return err_fail(&p->err, TI_ERR_OUT_OF_MEMORY, "pass %u: out of memory for the encoder (R = %lld)", p->index,
                        (long long)R);
     }
     subsample(&p->s->weights.audio, features, F, &ws, out);

@@ -3,7 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-ti_status ti_fail(ti_errbuf *err, ti_status status, const char *fmt, ...) {
+ti_status err_fail(errbuf *err, ti_status status, const char *fmt, ...) {
     if (err != NULL && err->text != NULL && err->capacity > 0) {
         va_list args;
         va_start(args, fmt);
@@ -13,6 +13,6 @@ ti_status ti_fail(ti_errbuf *err, ti_status status, const char *fmt, ...) {
     return status;
 }
 
-void ti_err_clear(ti_errbuf *err) {
+void err_clear(errbuf *err) {
     if (err != NULL && err->text != NULL && err->capacity > 0) err->text[0] = '\0';
 }

@@ -10,16 +10,16 @@
 
 #include "trace_abi.h"
 
-typedef struct ti_errbuf {
+typedef struct errbuf {
     char *text;      /* NUL-terminated message, truncated to capacity */
     size_t capacity; /* 0 means "discard the message" */
-} ti_errbuf;
+} errbuf;
 
-/* Formats the message into err and returns status, so call sites read `return ti_fail(...)`. */
-ti_status ti_fail(ti_errbuf *err, ti_status status, const char *fmt, ...)
+/* Formats the message into err and returns status, so call sites read `return err_fail(...)`. */
+ti_status err_fail(errbuf *err, ti_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Clears the message (a successful call leaves "" behind). */
-void ti_err_clear(ti_errbuf *err);
+void err_clear(errbuf *err);
 
 #endif

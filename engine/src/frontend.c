@@ -102,7 +102,7 @@ ti_status frontend_run(pass_ctx *p, float *features) {
     memset(&ws, 0, sizeof ws);
     if (!ws_alloc(&ws, L16, F)) {
         ws_free(&ws);
-        return ti_fail(&p->err, TI_ERR_OUT_OF_MEMORY, "pass %u: out of memory for the frontend (F = %lld)", p->index,
+        return err_fail(&p->err, TI_ERR_OUT_OF_MEMORY, "pass %u: out of memory for the frontend (F = %lld)", p->index,
                        (long long)F);
     }
     /* 1. resampler */

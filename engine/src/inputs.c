@@ -54,9 +54,9 @@ void inputs_free(engine_inputs *in) {
 }
 
 /* Replaces *slot with a fresh copy of data (so a failed call leaves the old value in place). */
-static ti_status copy_into(void **slot, const void *data, uint64_t bytes, const char *name, ti_errbuf *err) {
+static ti_status copy_into(void **slot, const void *data, uint64_t bytes, const char *name, errbuf *err) {
     void *copy = malloc(bytes ? bytes : 1);
-    if (copy == NULL) return ti_fail(err, TI_ERR_OUT_OF_MEMORY, "input %s: out of memory (%llu bytes)", name,
+    if (copy == NULL) return err_fail(err, TI_ERR_OUT_OF_MEMORY, "input %s: out of memory (%llu bytes)", name,
                                      (unsigned long long)bytes);
     if (bytes) memcpy(copy, data, bytes);
     free(*slot);
@@ -65,20 +65,20 @@ static ti_status copy_into(void **slot, const void *data, uint64_t bytes, const 
 }
 
 ti_status inputs_set(engine_inputs *in, const char *name, uint32_t dtype, uint32_t rank, const int64_t *shape,
-                     const void *data, uint64_t byte_length, ti_errbuf *err) {
+                     const void *data, uint64_t byte_length, errbuf *err) {
     int id = -1;
     for (int i = 0; i < INPUT_COUNT; i++)
         if (strcmp(input_table[i].name, name) == 0) id = i;
     if (id < 0)
-        return ti_fail(err, TI_ERR_UNKNOWN_NAME,
+        return err_fail(err, TI_ERR_UNKNOWN_NAME,
                        "input %s: unknown input (known: prompt_tokens, audio_in_embeds, gen_config, "
                        "sampler_temperature, sampler_top_k, seed, pcm_in)",
                        name);
     const input_desc *d = &input_table[id];
     char got[160], want[64];
     if (rank > 0 && shape == NULL)
-        return ti_fail(err, TI_ERR_INVALID_ARGUMENT, "input %s: shape is NULL for rank %u", name, rank);
-    ti_format_shape(got, sizeof got, rank < TI_MAX_RANK ? rank : TI_MAX_RANK, shape);
+        return err_fail(err, TI_ERR_INVALID_ARGUMENT, "input %s: shape is NULL for rank %u", name, rank);
+    format_shape(got, sizeof got, rank < TI_MAX_RANK ? rank : TI_MAX_RANK, shape);
     {
         size_t n = 0;
         n += (size_t)snprintf(want, sizeof want, "[");
@@ -91,28 +91,28 @@ ti_status inputs_set(engine_inputs *in, const char *name, uint32_t dtype, uint32
         snprintf(want + n, sizeof want - n, "]");
     }
     if (dtype != d->dtype)
-        return ti_fail(err, TI_ERR_SHAPE, "input %s: dtype %s, expected %s", name, ti_dtype_abi_name(dtype),
-                       ti_dtype_abi_name(d->dtype));
+        return err_fail(err, TI_ERR_SHAPE, "input %s: dtype %s, expected %s", name, dtype_abi_name(dtype),
+                       dtype_abi_name(d->dtype));
     if (rank != d->rank)
-        return ti_fail(err, TI_ERR_SHAPE, "input %s: shape %s has rank %u, expected %s", name, got, rank, want);
+        return err_fail(err, TI_ERR_SHAPE, "input %s: shape %s has rank %u, expected %s", name, got, rank, want);
     /* Element counts are bounded while multiplying, so a hostile shape cannot wrap the byte count. */
     const uint64_t max_count = (uint64_t)1 << 40;
     uint64_t count = 1;
     for (uint32_t i = 0; i < rank; i++) {
         bool bad = shape[i] < 0 || (d->dims[i] >= 0 && shape[i] != d->dims[i]);
-        if (bad) return ti_fail(err, TI_ERR_SHAPE, "input %s: shape %s, expected %s", name, got, want);
+        if (bad) return err_fail(err, TI_ERR_SHAPE, "input %s: shape %s, expected %s", name, got, want);
         if (shape[i] > 0 && count > max_count / (uint64_t)shape[i])
-            return ti_fail(err, TI_ERR_SHAPE, "input %s: shape %s is too large", name, got);
+            return err_fail(err, TI_ERR_SHAPE, "input %s: shape %s is too large", name, got);
         count *= (uint64_t)shape[i];
     }
     if (id == INPUT_PROMPT_TOKENS && shape[0] < 1)
-        return ti_fail(err, TI_ERR_SHAPE, "input %s: shape %s, expected T >= 1 positions", name, got);
-    uint64_t bytes = count * ti_dtype_size(d->dtype);
+        return err_fail(err, TI_ERR_SHAPE, "input %s: shape %s, expected T >= 1 positions", name, got);
+    uint64_t bytes = count * dtype_size(d->dtype);
     if (byte_length != bytes)
-        return ti_fail(err, TI_ERR_SHAPE, "input %s: byte_length %llu, expected %llu for %s %s", name,
-                       (unsigned long long)byte_length, (unsigned long long)bytes, ti_dtype_abi_name(dtype), got);
+        return err_fail(err, TI_ERR_SHAPE, "input %s: byte_length %llu, expected %llu for %s %s", name,
+                       (unsigned long long)byte_length, (unsigned long long)bytes, dtype_abi_name(dtype), got);
     if (bytes > 0 && data == NULL)
-        return ti_fail(err, TI_ERR_INVALID_ARGUMENT, "input %s: data is NULL", name);
+        return err_fail(err, TI_ERR_INVALID_ARGUMENT, "input %s: data is NULL", name);
 
     switch (id) {
     case INPUT_PROMPT_TOKENS: {
@@ -121,7 +121,7 @@ ti_status inputs_set(engine_inputs *in, const char *name, uint32_t dtype, uint32
             int32_t t;
             memcpy(&t, &tokens[i], sizeof t); /* host buffers need not be aligned */
             if (t < -1 || t >= M_VT)
-                return ti_fail(err, TI_ERR_INVALID_ARGUMENT,
+                return err_fail(err, TI_ERR_INVALID_ARGUMENT,
                                "input %s: element %lld is %d, expected a text id in [0, %d) or -1 (audio-in)", name,
                                (long long)i, (int)t, M_VT);
         }
@@ -139,13 +139,13 @@ ti_status inputs_set(engine_inputs *in, const char *name, uint32_t dtype, uint32
         int32_t v[3];
         memcpy(v, data, sizeof v);
         if (v[0] < 1)
-            return ti_fail(err, TI_ERR_INVALID_ARGUMENT, "input %s: element 0 (text_run) is %d, expected >= 1", name,
+            return err_fail(err, TI_ERR_INVALID_ARGUMENT, "input %s: element 0 (text_run) is %d, expected >= 1", name,
                            (int)v[0]);
         if (v[1] < 1)
-            return ti_fail(err, TI_ERR_INVALID_ARGUMENT, "input %s: element 1 (audio_run) is %d, expected >= 1",
+            return err_fail(err, TI_ERR_INVALID_ARGUMENT, "input %s: element 1 (audio_run) is %d, expected >= 1",
                            name, (int)v[1]);
         if (v[2] != 0 && v[2] != 1)
-            return ti_fail(err, TI_ERR_INVALID_ARGUMENT,
+            return err_fail(err, TI_ERR_INVALID_ARGUMENT,
                            "input %s: element 2 (start_mode) is %d, expected 0 (text) or 1 (audio)", name, (int)v[2]);
         memcpy(in->gen_config, v, sizeof v);
         return TI_OK;
@@ -159,47 +159,47 @@ ti_status inputs_set(engine_inputs *in, const char *name, uint32_t dtype, uint32
         if (s == TI_OK) in->pcm_len = shape[0];
         return s;
     }
-    default: return ti_fail(err, TI_ERR_INTERNAL, "input %s: no handler", name);
+    default: return err_fail(err, TI_ERR_INTERNAL, "input %s: no handler", name);
     }
 }
 
 /* pcm_in given: audio_in_embeds must not be, N >= 2, and the adapter's R rows fill the markers. */
-static ti_status inputs_check_pcm(const engine_inputs *in, int64_t markers, int64_t max_positions, ti_errbuf *err) {
+static ti_status inputs_check_pcm(const engine_inputs *in, int64_t markers, int64_t max_positions, errbuf *err) {
     if (in->audio_in != NULL)
-        return ti_fail(err, TI_ERR_STATE,
+        return err_fail(err, TI_ERR_STATE,
                        "input audio_in_embeds: must not be set together with pcm_in (the adapter's rows fill the -1 "
                        "positions)");
     int64_t L = in->pcm_len, L16 = audio_l16(L), F = audio_frames(L), R = audio_rows(L);
     if (L16 / A_HOP < 2)
-        return ti_fail(err, TI_ERR_SHAPE,
+        return err_fail(err, TI_ERR_SHAPE,
                        "input pcm_in: %lld samples give L16 = %lld and N = floor(L16 / 160) = %lld normalisation "
                        "frames; at least 2 are required (L >= 479)",
                        (long long)L, (long long)L16, (long long)(L16 / A_HOP));
     if (markers != R)
-        return ti_fail(err, TI_ERR_SHAPE,
+        return err_fail(err, TI_ERR_SHAPE,
                        "input pcm_in: gives R = %lld adapter rows (L = %lld samples, F = %lld frames) but prompt_tokens "
                        "holds %lld audio-in markers (-1); they must be equal",
                        (long long)R, (long long)L, (long long)F, (long long)markers);
     if (in->prompt_len > max_positions)
-        return ti_fail(err, TI_ERR_STATE, "input prompt_tokens: %lld positions exceed max_positions %lld",
+        return err_fail(err, TI_ERR_STATE, "input prompt_tokens: %lld positions exceed max_positions %lld",
                        (long long)in->prompt_len, (long long)max_positions);
     return TI_OK;
 }
 
-ti_status inputs_check_prefill(const engine_inputs *in, int64_t max_positions, ti_errbuf *err) {
+ti_status inputs_check_prefill(const engine_inputs *in, int64_t max_positions, errbuf *err) {
     if (in->prompt == NULL)
-        return ti_fail(err, TI_ERR_STATE, "input prompt_tokens: required input is not set (call ti_set_input first)");
+        return err_fail(err, TI_ERR_STATE, "input prompt_tokens: required input is not set (call ti_set_input first)");
     int64_t markers = 0;
     for (int64_t i = 0; i < in->prompt_len; i++) markers += in->prompt[i] == -1;
     if (in->pcm != NULL) return inputs_check_pcm(in, markers, max_positions, err);
     int64_t rows = in->audio_in != NULL ? in->audio_rows : 0;
     if (markers != rows)
-        return ti_fail(err, TI_ERR_SHAPE,
+        return err_fail(err, TI_ERR_SHAPE,
                        "input audio_in_embeds: has %lld rows%s but prompt_tokens holds %lld audio-in markers (-1); "
                        "they must be equal",
                        (long long)rows, in->audio_in != NULL ? "" : " (not set)", (long long)markers);
     if (in->prompt_len > max_positions)
-        return ti_fail(err, TI_ERR_STATE, "input prompt_tokens: %lld positions exceed max_positions %lld",
+        return err_fail(err, TI_ERR_STATE, "input prompt_tokens: %lld positions exceed max_positions %lld",
                        (long long)in->prompt_len, (long long)max_positions);
     return TI_OK;
 }

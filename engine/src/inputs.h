@@ -43,9 +43,9 @@ void inputs_init(engine_inputs *in); /* defaults of the optional inputs */
 void inputs_free(engine_inputs *in);
 
 ti_status inputs_set(engine_inputs *in, const char *name, uint32_t dtype, uint32_t rank, const int64_t *shape,
-                     const void *data, uint64_t byte_length, ti_errbuf *err);
+                     const void *data, uint64_t byte_length, errbuf *err);
 
 /* Cross-input checks before a prefill. */
-ti_status inputs_check_prefill(const engine_inputs *in, int64_t max_positions, ti_errbuf *err);
+ti_status inputs_check_prefill(const engine_inputs *in, int64_t max_positions, errbuf *err);
 
 #endif

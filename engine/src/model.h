@@ -81,7 +81,7 @@ typedef struct model_weights {
 } model_weights;
 
 /* Loads and validates every tensor (part 1, then part 2); names the file and the tensor on failure. */
-ti_status weights_load(model_weights *w, const char *path, ti_errbuf *err);
+ti_status weights_load(model_weights *w, const char *path, errbuf *err);
 void weights_free(model_weights *w);
 
 #endif

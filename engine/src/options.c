@@ -81,18 +81,18 @@ static const option_desc option_table[OPT_COUNT] = {
 
 const option_desc *options_table(void) { return option_table; }
 
-ti_status options_set(ti_options *options, const char *key, const char *value, ti_errbuf *err) {
+ti_status options_set(engine_options *options, const char *key, const char *value, errbuf *err) {
     int id = -1;
     for (int i = 0; i < OPT_COUNT; i++)
         if (strcmp(option_table[i].name, key) == 0) id = i;
-    if (id < 0) return ti_fail(err, TI_ERR_UNKNOWN_NAME, "option %s: unknown option (see ti_describe().options)", key);
+    if (id < 0) return err_fail(err, TI_ERR_UNKNOWN_NAME, "option %s: unknown option (see ti_describe().options)", key);
     bool on;
     if (strcmp(value, "1") == 0 || strcmp(value, "true") == 0 || strcmp(value, "on") == 0) {
         on = true;
     } else if (strcmp(value, "0") == 0 || strcmp(value, "false") == 0 || strcmp(value, "off") == 0) {
         on = false;
     } else {
-        return ti_fail(err, TI_ERR_INVALID_ARGUMENT,
+        return err_fail(err, TI_ERR_INVALID_ARGUMENT,
                        "option %s: value \"%s\" is not a bool (use 1/0, true/false or on/off)", key, value);
     }
     options->on[id] = on;

@@ -35,9 +35,9 @@ typedef enum opt_id {
     OPT_COUNT
 } opt_id;
 
-typedef struct ti_options {
+typedef struct engine_options {
     bool on[OPT_COUNT];
-} ti_options;
+} engine_options;
 
 typedef struct option_desc {
     const char *name;
@@ -47,6 +47,6 @@ typedef struct option_desc {
 const option_desc *options_table(void); /* OPT_COUNT entries */
 
 /* Parses "1"/"0"/"true"/"false"/"on"/"off"; unknown key -> UNKNOWN_NAME, bad value -> INVALID_ARGUMENT. */
-ti_status options_set(ti_options *options, const char *key, const char *value, ti_errbuf *err);
+ti_status options_set(engine_options *options, const char *key, const char *value, errbuf *err);
 
 #endif

@@ -83,7 +83,7 @@ static ti_status check_capacity(pass_ctx *p) {
     int64_t end = p->next.cursor + p->T;
     if (p->kind == TI_PASS_DECODE && s->options.on[OPT_KV_POSITION_OFF_BY_ONE]) end += 1;
     if (end > s->max_positions)
-        return ti_fail(&p->err, TI_ERR_STATE,
+        return err_fail(&p->err, TI_ERR_STATE,
                        "pass %u: %lld positions would exceed max_positions %lld (config key \"max_positions\")",
                        p->index, (long long)end, (long long)s->max_positions);
     return TI_OK;
@@ -94,7 +94,7 @@ static ti_status run_pass_body(pass_ctx *p) {
     if (status != TI_OK) return status;
     p->next.left -= 1; /* the countdown moves at the start of every pass, as upstream */
     float *x = malloc((size_t)p->T * M_D * sizeof(float));
-    if (x == NULL) return ti_fail(&p->err, TI_ERR_OUT_OF_MEMORY, "pass %u: out of memory", p->index);
+    if (x == NULL) return err_fail(&p->err, TI_ERR_OUT_OF_MEMORY, "pass %u: out of memory", p->index);
     float logits[M_VT];
     /* Prefill with pcm_in: frontend, encoder and adapter make the rows of the -1 positions. */
     float *adapter_rows = NULL;
@@ -124,8 +124,8 @@ static ti_status run_pass_body(pass_ctx *p) {
 ti_status pass_run(ti_session *s, ti_pass_kind kind) {
     pass_ctx *p = calloc(1, sizeof *p);
     if (p == NULL) {
-        ti_errbuf err = {s->last_error, sizeof s->last_error};
-        return ti_fail(&err, TI_ERR_OUT_OF_MEMORY, "out of memory for a pass");
+        errbuf err = {s->last_error, sizeof s->last_error};
+        return err_fail(&err, TI_ERR_OUT_OF_MEMORY, "out of memory for a pass");
     }
     p->s = s;
     p->cat = s->cat;
@@ -135,16 +135,16 @@ ti_status pass_run(ti_session *s, ti_pass_kind kind) {
     ti_status status = TI_OK;
     if (kind == TI_PASS_PREFILL) {
         if (s->state.prefilled)
-            status = ti_fail(&p->err, TI_ERR_STATE, "prefill: already run for this session; call ti_reset first");
+            status = err_fail(&p->err, TI_ERR_STATE, "prefill: already run for this session; call ti_reset first");
         if (status == TI_OK) status = inputs_check_prefill(&s->inputs, s->max_positions, &p->err);
         if (status == TI_OK) {
             session_initial_state(s, &p->next);
             p->T = s->inputs.prompt_len;
         }
     } else {
-        if (!s->state.prefilled) status = ti_fail(&p->err, TI_ERR_STATE, "decode: no prefill has run (call ti_prefill)");
+        if (!s->state.prefilled) status = err_fail(&p->err, TI_ERR_STATE, "decode: no prefill has run (call ti_prefill)");
         else if (s->state.ended)
-            status = ti_fail(&p->err, TI_ERR_STATE,
+            status = err_fail(&p->err, TI_ERR_STATE,
                              "decode: generation ended at pass %u (token %d, <|im_end|>); call ti_reset to start again",
                              s->state.passes_run - 1, TOKEN_IM_END);
         p->next = s->state;

@@ -1,6 +1,6 @@
 #include "prng.h"
 
-static double splitmix_draw(ti_prng *prng) {
+static double splitmix_draw(prng_state *prng) {
     prng->counter += 1;
     uint64_t z = prng->seed + prng->counter * UINT64_C(0x9E3779B97F4A7C15); /* wraps mod 2^64 by design */
     z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
@@ -9,7 +9,7 @@ static double splitmix_draw(ti_prng *prng) {
     return (double)(z >> 11) * 0x1.0p-53;
 }
 
-double prng_uniform(ti_prng *prng, bool double_advance) {
+double prng_uniform(prng_state *prng, bool double_advance) {
     double u = splitmix_draw(prng);
     if (double_advance) u = splitmix_draw(prng);
     return u;

@@ -9,13 +9,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-typedef struct ti_prng {
+typedef struct prng_state {
     uint64_t seed;
     uint64_t counter;
-} ti_prng;
+} prng_state;
 
 /* counter += 1, then the SplitMix64 finaliser of seed + counter * golden; (z >> 11) * 2^-53.
  * double_advance (perturbation) advances twice and returns the second value. */
-double prng_uniform(ti_prng *prng, bool double_advance);
+double prng_uniform(prng_state *prng, bool double_advance);
 
 #endif

@@ -24,13 +24,13 @@ static ti_status check_injection(pass_ctx *p, int id, const int64_t *shape, uint
     for (uint32_t i = 0; i < b->rank; i++) {
         if (inj->shape[i] != shape[i]) {
             char got[128], want[128];
-            return ti_fail(&p->err, TI_ERR_SHAPE, "injection %s: shape %s does not fit pass %u (T = %lld): expected %s",
-                           b->name, ti_format_shape(got, sizeof got, inj->rank, inj->shape), p->index,
-                           (long long)p->T, ti_format_shape(want, sizeof want, b->rank, shape));
+            return err_fail(&p->err, TI_ERR_SHAPE, "injection %s: shape %s does not fit pass %u (T = %lld): expected %s",
+                           b->name, format_shape(got, sizeof got, inj->rank, inj->shape), p->index,
+                           (long long)p->T, format_shape(want, sizeof want, b->rank, shape));
         }
     }
     if (inj->byte_length != bytes)
-        return ti_fail(&p->err, TI_ERR_INTERNAL, "injection %s: %llu bytes, expected %llu", b->name,
+        return err_fail(&p->err, TI_ERR_INTERNAL, "injection %s: %llu bytes, expected %llu", b->name,
                        (unsigned long long)inj->byte_length, (unsigned long long)bytes);
     return TI_OK;
 }
@@ -58,7 +58,7 @@ static ti_status emit_record(pass_ctx *p, int id, const void *data, const int64_
     };
     int verdict = s->record_fn(s->record_user, &record);
     if (verdict != 0)
-        return ti_fail(&p->err, TI_ERR_ABORTED, "pass %u: the record callback returned %d at boundary %s; pass aborted",
+        return err_fail(&p->err, TI_ERR_ABORTED, "pass %u: the record callback returned %d at boundary %s; pass aborted",
                        p->index, verdict, b->name);
     return TI_OK;
 }
@@ -66,7 +66,7 @@ static ti_status emit_record(pass_ctx *p, int id, const void *data, const int64_
 ti_status rec_boundary(pass_ctx *p, int id, void *data) {
     const bnd_desc *b = &p->cat->entries[id];
     int64_t shape[BND_MAX_RANK] = {0};
-    uint64_t bytes = pass_shape(p, b, shape) * ti_dtype_size(b->dtype);
+    uint64_t bytes = pass_shape(p, b, shape) * dtype_size(b->dtype);
     const injection *inj = p->s->injections[id];
     if (inj != NULL) {
         ti_status status = check_injection(p, id, shape, bytes);
@@ -94,21 +94,21 @@ ti_status rec_sampler(pass_ctx *p, const int *ids, sampler_result *r) {
 }
 
 ti_status rec_inject(ti_session *s, const char *boundary, uint32_t dtype, uint32_t rank, const int64_t *shape,
-                     const void *data, uint64_t byte_length, ti_errbuf *err) {
+                     const void *data, uint64_t byte_length, errbuf *err) {
     int id = catalogue_find(s->cat, boundary);
-    if (id < 0) return ti_fail(err, TI_ERR_UNKNOWN_NAME, "injection %s: unknown boundary", boundary);
+    if (id < 0) return err_fail(err, TI_ERR_UNKNOWN_NAME, "injection %s: unknown boundary", boundary);
     const bnd_desc *b = &s->cat->entries[id];
     if (!b->injectable)
-        return ti_fail(err, TI_ERR_INVALID_ARGUMENT, "injection %s: boundary is not injectable", boundary);
+        return err_fail(err, TI_ERR_INVALID_ARGUMENT, "injection %s: boundary is not injectable", boundary);
     if (dtype != (uint32_t)b->dtype)
-        return ti_fail(err, TI_ERR_SHAPE, "injection %s: dtype %s, expected %s", boundary, ti_dtype_abi_name(dtype),
-                       ti_dtype_abi_name(b->dtype));
+        return err_fail(err, TI_ERR_SHAPE, "injection %s: dtype %s, expected %s", boundary, dtype_abi_name(dtype),
+                       dtype_abi_name(b->dtype));
     if (rank > 0 && shape == NULL)
-        return ti_fail(err, TI_ERR_INVALID_ARGUMENT, "injection %s: shape is NULL for rank %u", boundary, rank);
+        return err_fail(err, TI_ERR_INVALID_ARGUMENT, "injection %s: shape is NULL for rank %u", boundary, rank);
     char got[160];
-    ti_format_shape(got, sizeof got, rank < TI_MAX_RANK ? rank : TI_MAX_RANK, shape);
+    format_shape(got, sizeof got, rank < TI_MAX_RANK ? rank : TI_MAX_RANK, shape);
     if (rank != b->rank)
-        return ti_fail(err, TI_ERR_SHAPE, "injection %s: shape %s has rank %u, expected rank %u", boundary, got, rank,
+        return err_fail(err, TI_ERR_SHAPE, "injection %s: shape %s has rank %u, expected rank %u", boundary, got, rank,
                        b->rank);
     uint64_t count = 1;
     for (uint32_t i = 0; i < rank; i++) {
@@ -123,15 +123,15 @@ ti_status rec_inject(ti_session *s, const char *boundary, uint32_t dtype, uint32
                     n += (size_t)snprintf(want + n, sizeof want - n, j ? ", %lld" : "%lld", (long long)b->shape[j]);
             }
             snprintf(want + n, sizeof want - n, "]");
-            return ti_fail(err, TI_ERR_SHAPE, "injection %s: shape %s, expected %s", boundary, got, want);
+            return err_fail(err, TI_ERR_SHAPE, "injection %s: shape %s, expected %s", boundary, got, want);
         }
         count *= (uint64_t)shape[i];
     }
-    uint64_t bytes = count * ti_dtype_size(dtype);
+    uint64_t bytes = count * dtype_size(dtype);
     if (byte_length != bytes)
-        return ti_fail(err, TI_ERR_SHAPE, "injection %s: byte_length %llu, expected %llu for %s %s", boundary,
-                       (unsigned long long)byte_length, (unsigned long long)bytes, ti_dtype_abi_name(dtype), got);
-    if (data == NULL) return ti_fail(err, TI_ERR_INVALID_ARGUMENT, "injection %s: data is NULL", boundary);
+        return err_fail(err, TI_ERR_SHAPE, "injection %s: byte_length %llu, expected %llu for %s %s", boundary,
+                       (unsigned long long)byte_length, (unsigned long long)bytes, dtype_abi_name(dtype), got);
+    if (data == NULL) return err_fail(err, TI_ERR_INVALID_ARGUMENT, "injection %s: data is NULL", boundary);
     /* Injected tokens and codes index embedding tables downstream: refuse out-of-range ids now. */
     int32_t limit = 0;
     if (id == s->cat->text_sampler[SAMP_TOKEN]) limit = M_VT;
@@ -141,7 +141,7 @@ ti_status rec_inject(ti_session *s, const char *boundary, uint32_t dtype, uint32
         int32_t token;
         memcpy(&token, data, sizeof token);
         if (token < 0 || token >= limit)
-            return ti_fail(err, TI_ERR_INVALID_ARGUMENT, "injection %s: token %d is outside [0, %d)", boundary,
+            return err_fail(err, TI_ERR_INVALID_ARGUMENT, "injection %s: token %d is outside [0, %d)", boundary,
                            (int)token, (int)limit);
     }
     injection *inj = calloc(1, sizeof *inj);
@@ -149,7 +149,7 @@ ti_status rec_inject(ti_session *s, const char *boundary, uint32_t dtype, uint32
     if (inj == NULL || copy == NULL) {
         free(inj);
         free(copy);
-        return ti_fail(err, TI_ERR_OUT_OF_MEMORY, "injection %s: out of memory", boundary);
+        return err_fail(err, TI_ERR_OUT_OF_MEMORY, "injection %s: out of memory", boundary);
     }
     memcpy(copy, data, bytes);
     inj->rank = rank;

@@ -22,6 +22,6 @@ ti_status rec_sampler(pass_ctx *p, const int *ids, sampler_result *r);
 
 /* Validates and stores an injection (fixed dims now, T-dependent dims when the pass reaches it). */
 ti_status rec_inject(ti_session *s, const char *boundary, uint32_t dtype, uint32_t rank, const int64_t *shape,
-                     const void *data, uint64_t byte_length, ti_errbuf *err);
+                     const void *data, uint64_t byte_length, errbuf *err);
 
 #endif

@@ -33,20 +33,20 @@ typedef struct st_file {
 } st_file;
 
 /* Opens and validates path; on failure the file is closed and err says why (IO or FORMAT). */
-ti_status st_open(st_file *file, const char *path, const char *role, ti_errbuf *err);
+ti_status st_open(st_file *file, const char *path, const char *role, errbuf *err);
 void st_close(st_file *file);
 
 const st_tensor *st_find(const st_file *file, const char *name);
 
 /* Reads the tensor's bytes (end - begin of them) into dst. */
-ti_status st_read(const st_file *file, const st_tensor *tensor, void *dst, ti_errbuf *err);
+ti_status st_read(const st_file *file, const st_tensor *tensor, void *dst, errbuf *err);
 
 /* Size in bytes of one element, 0 for an unknown dtype. */
-size_t ti_dtype_size(uint32_t dtype);
+size_t dtype_size(uint32_t dtype);
 /* "F32", "I32", ... as safetensors spells them; NULL for an unknown dtype. */
-const char *ti_dtype_st_name(uint32_t dtype);
+const char *dtype_st_name(uint32_t dtype);
 /* "f32", "i32", ... as the ABI's describe() spells them; "?" for an unknown dtype. */
-const char *ti_dtype_abi_name(uint32_t dtype);
+const char *dtype_abi_name(uint32_t dtype);
 
 /* One tensor a weights table expects: its name, its F32 shape and where the loaded pointer goes. */
 typedef struct st_expected {
@@ -62,9 +62,9 @@ typedef struct st_expected {
  * them, in table order, into one arena (*arena, released with free()) and points each slot into
  * it. On failure *arena is NULL or must still be freed by the caller, like the slots it holds.
  */
-ti_status st_load_f32_table(const char *path, const st_expected *items, size_t count, float **arena, ti_errbuf *err);
+ti_status st_load_f32_table(const char *path, const st_expected *items, size_t count, float **arena, errbuf *err);
 
 /* "[2, 64]" into buf (for messages). */
-const char *ti_format_shape(char *buf, size_t capacity, uint32_t rank, const int64_t *shape);
+const char *format_shape(char *buf, size_t capacity, uint32_t rank, const int64_t *shape);
 
 #endif

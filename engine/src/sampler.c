@@ -22,7 +22,7 @@ static void sort_order(sampler_result *r, bool ties_descending) {
     }
 }
 
-void sampler_run(const float *logits, int n, float temperature, int32_t top_k, ti_prng *prng,
+void sampler_run(const float *logits, int n, float temperature, int32_t top_k, prng_state *prng,
                  const sampler_perturb *perturb, sampler_result *out) {
     out->n = n;
     /* 1. scaled */

@@ -36,7 +36,7 @@ typedef struct sampler_perturb {
 } sampler_perturb;
 
 /* One sampler call over logits[0..n) (n <= SAMPLER_MAX_N); advances prng when not greedy. */
-void sampler_run(const float *logits, int n, float temperature, int32_t top_k, ti_prng *prng,
+void sampler_run(const float *logits, int n, float temperature, int32_t top_k, prng_state *prng,
                  const sampler_perturb *perturb, sampler_result *out);
 
 #endif

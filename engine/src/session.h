@@ -45,7 +45,7 @@ typedef struct gen_state {
     int32_t last_output; /* OUTPUT_NONE, MODE_TEXT or MODE_AUDIO */
     int32_t last_token;
     int32_t last_codes[M_NCB]; /* the frame the next pass embeds (all EOA after an EOA code 0) */
-    ti_prng prng;
+    prng_state prng;
     int64_t kv_len[M_LAYERS];
     int64_t depth_kv_len; /* 0 between frames unless perturb.depth_kv_not_reset */
     float carry[M_LAYERS][M_CARRY * M_D]; /* conv layers only; row 0 older */
@@ -59,7 +59,7 @@ struct ti_session {
     model_weights weights;
     int64_t max_positions;
     engine_inputs inputs;
-    ti_options options;
+    engine_options options;
     ti_record_fn record_fn;
     void *record_user;
     bool wanted[CAT_COUNT];
@@ -83,7 +83,7 @@ typedef struct pass_ctx {
     ti_pass_kind kind;
     int64_t T;
     gen_state next; /* staged state, committed when the pass succeeds */
-    ti_errbuf err;
+    errbuf err;
     /* Prefill: the rows the prompt's -1 positions take (inputs.audio_in, or the adapter's output
      * when pcm_in is given); owned by the pass. */
     const float *audio_in_rows;

@@ -65,10 +65,10 @@ static void build_expected(expected_list *list, model_weights *w) {
     for (int i = 0; i < M_NCB; i++) expect(list, &w->depth_norms[i], M_DD, 0, "depth.norms.%d", i);
 }
 
-ti_status weights_load(model_weights *w, const char *path, ti_errbuf *err) {
+ti_status weights_load(model_weights *w, const char *path, errbuf *err) {
     memset(w, 0, sizeof *w);
     expected_list *list = malloc(sizeof *list);
-    if (list == NULL) return ti_fail(err, TI_ERR_OUT_OF_MEMORY, "weights file %s: out of memory", path);
+    if (list == NULL) return err_fail(err, TI_ERR_OUT_OF_MEMORY, "weights file %s: out of memory", path);
     build_expected(list, w);
 
     ti_status status = st_load_f32_table(path, list->items, list->count, &w->arena, err);

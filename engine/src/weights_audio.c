@@ -130,15 +130,15 @@ static void build(aw_list *list, audio_weights *w) {
     want(list, &w->detok_window, "detok.window", 1, A_ISTFT_N);
 }
 
-ti_status audio_weights_load(audio_weights *w, const char *path, ti_errbuf *err) {
+ti_status audio_weights_load(audio_weights *w, const char *path, errbuf *err) {
     memset(w, 0, sizeof *w);
     aw_list *list = malloc(sizeof *list);
-    if (list == NULL) return ti_fail(err, TI_ERR_OUT_OF_MEMORY, "weights file %s: out of memory", path);
+    if (list == NULL) return err_fail(err, TI_ERR_OUT_OF_MEMORY, "weights file %s: out of memory", path);
     memset(list, 0, sizeof *list);
     build(list, w);
     if (list->overflow) {
         free(list);
-        return ti_fail(err, TI_ERR_INTERNAL, "weights file %s: part-2 tensor table overflow", path);
+        return err_fail(err, TI_ERR_INTERNAL, "weights file %s: part-2 tensor table overflow", path);
     }
     ti_status status = st_load_f32_table(path, list->items, list->count, &w->arena, err);
     free(list);

@@ -84,7 +84,7 @@ typedef struct declared_catalogue {
 
 static int dtype_from_abi_name(const char *name) {
     for (uint32_t d = 0; d <= TI_C64; d++)
-        if (strcmp(ti_dtype_abi_name(d), name) == 0) return (int)d;
+        if (strcmp(dtype_abi_name(d), name) == 0) return (int)d;
     return -1;
 }
 
@@ -247,7 +247,7 @@ static int on_record(void *user, const ti_record *r) {
         stride *= r->shape[k];
         count *= (uint64_t)r->shape[k];
     }
-    uint64_t bytes = count * ti_dtype_size(r->dtype);
+    uint64_t bytes = count * dtype_size(r->dtype);
     if (r->byte_length != bytes)
         fail("record %s: byte_length %" PRIu64 ", expected %" PRIu64, r->name, r->byte_length, bytes);
     if (r->data == NULL && bytes > 0) {
@@ -364,7 +364,7 @@ typedef struct input_set {
 static bool load_inputs(const char *path, input_set *set) {
     st_file file;
     char msg[512];
-    ti_errbuf err = {msg, sizeof msg};
+    errbuf err = {msg, sizeof msg};
     memset(set, 0, sizeof *set);
     if (st_open(&file, path, "inputs file", &err) != TI_OK) {
         fail("%s", msg);
@@ -521,7 +521,7 @@ static void session_error_paths(ti_session *s) {
 static bool weight_row(const char *weights_path, const char *tensor, int row, int width, float *out) {
     st_file file;
     char msg[512];
-    ti_errbuf err = {msg, sizeof msg};
+    errbuf err = {msg, sizeof msg};
     if (st_open(&file, weights_path, "weights file", &err) != TI_OK) return false;
     const st_tensor *t = st_find(&file, tensor);
     bool ok = false;
@@ -750,7 +750,7 @@ static void check_one_injection(lockstep *ls, int id) {
     /* The injection takes the shape the twin recorded in this pass (every shape symbol resolved). */
     uint64_t bytes = tb->bytes[id];
     const int64_t *shape = tb->shape[id];
-    uint64_t count = bytes / ti_dtype_size(d->dtype);
+    uint64_t count = bytes / dtype_size(d->dtype);
     int32_t own = 0, injected = 0;
     void *value = malloc((size_t)bytes);
     if (value == NULL) {

@@ -7,6 +7,7 @@ import { EXPORT_WAV_USAGE, runExportWavCommand } from './commands/export-wav-com
 import { GATE_USAGE, runGateCommand } from './commands/gate-command.ts';
 import { KEYGEN_USAGE, runKeygenCommand } from './commands/keygen-command.ts';
 import { RECOVER_USAGE, runRecoverCommand } from './commands/recover-command.ts';
+import { SELF_TEST_USAGE, runSelfTestCommand } from './commands/self-test-command.ts';
 import { SERVE_USAGE, runServeCommand } from './commands/serve-command.ts';
 import { VERIFY_USAGE, runVerifyCommand } from './commands/verify-command.ts';
 import { EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from './cli-io.ts';
@@ -14,7 +15,9 @@ import { EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from './cli-io.ts';
 export const USAGE = `usage: trace-inspector <command> [options]
 
 commands:
-  --gate      run the gate: every case, every boundary, seals, signed receipt (exit 0/1/2)
+  gate        run the gate: every case, every boundary, seals, signed receipt (exit 0/1/2);
+              --gate is the same command
+  self-test   prove the gate catches every deliberate perturbation (also: --gate --self-test)
   capture     run an engine over a reference case and capture every boundary into a bundle
   verify      check a gate receipt's signature and the files it names
   check       validate bundles (manifest, files, headers, every digest); every problem at once
@@ -22,7 +25,7 @@ commands:
   recover     seal an interrupted capture (killed, crashed, disk full) into an aborted bundle
   export-wav  write a bundle's PCM stream (detok.pcm) as a 24 kHz float WAV
   serve       serve the app to a browser on 127.0.0.1 (URL with a per-run token)
-  help        show this help (trace-inspector help <command> for one command)
+  help        show this help (trace-inspector help <command>, or <command> --help, for one command)
   --version   print the version and commit
 
 ${CAPTURE_USAGE}`;
@@ -31,6 +34,7 @@ const COMMAND_USAGE: Readonly<Record<string, string>> = {
   capture: CAPTURE_USAGE,
   gate: GATE_USAGE,
   '--gate': GATE_USAGE,
+  'self-test': SELF_TEST_USAGE,
   verify: VERIFY_USAGE,
   check: CHECK_USAGE,
   keygen: KEYGEN_USAGE,
@@ -57,6 +61,7 @@ const COMMANDS: Readonly<Record<string, CommandRunner>> = {
   capture: runCaptureCommand,
   '--gate': runGateCommand,
   gate: runGateCommand,
+  'self-test': (rest, io) => runSelfTestCommand(rest, io),
   verify: (rest, io) => runVerifyCommand(rest, io),
   check: (rest, io) => runCheckCommand(rest, io),
   keygen: (rest, io) => runKeygenCommand(rest, io),
@@ -77,11 +82,18 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
   const commandLine = ['trace-inspector', ...argv].join(' ');
   try {
     if (command === undefined) {
-      io.stdout(USAGE);
+      // Usage on a usage error goes to stderr, so a script's stdout holds only results.
+      io.stderr(USAGE);
       return EXIT_USAGE;
     }
     const run = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
     if (run === undefined) throw new UsageError(`unknown command "${command}"; see trace-inspector help`);
+    // `<command> --help` / `-h`: that command's usage on stdout, exit 0 (`--gate --self-test --help`: the self-test's).
+    const usage = Object.hasOwn(COMMAND_USAGE, command) ? COMMAND_USAGE[command] : undefined;
+    if (usage !== undefined && (rest.includes('--help') || rest.includes('-h'))) {
+      io.stdout(rest.includes('--self-test') ? SELF_TEST_USAGE : usage);
+      return EXIT_OK;
+    }
     return await run(rest, io, commandLine);
   } catch (error) {
     if (error instanceof UsageError) {

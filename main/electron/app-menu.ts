@@ -4,7 +4,7 @@
 import { writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { app, dialog, Menu, type BrowserWindow, type MenuItemConstructorOptions, type OpenDialogOptions, type SaveDialogOptions } from 'electron';
-import { INSPECTOR_METHODS, type SessionSnapshot } from '../../preload/inspector-api.ts';
+import { INSPECTOR_METHODS, type SessionSnapshot } from '../../protocol/inspector-api.ts';
 import type { Dispatch } from './ipc-bridge.ts';
 
 export type RecentItems = SessionSnapshot['recent'];

@@ -3,8 +3,8 @@
 // main frame showing our own renderer file; its payload is parsed with zod before dispatch.
 import { fileURLToPath } from 'node:url';
 import { ipcMain, type BrowserWindow, type IpcMainInvokeEvent } from 'electron';
-import type { InspectorEvent } from '../../preload/inspector-api.ts';
-import { IPC_CHANNELS, IpcCallSchema, type IpcOutcome } from './ipc-channels.ts';
+import type { InspectorEvent } from '../../protocol/inspector-api.ts';
+import { IPC_CHANNELS, IpcCallSchema, type IpcOutcome } from '../../protocol/ipc-channels.ts';
 import { RENDERER_INDEX } from './main-window.ts';
 
 export type Dispatch = (method: string, request: unknown) => Promise<IpcOutcome>;

@@ -1,14 +1,14 @@
 // The Electron main process: the only code that imports electron. It stays thin — the window,
 // the menu, IPC wiring and the headless dispatch — and drives the same InspectorSession and
 // dispatchCall as serve mode. The engine still runs in a forked engine-host process
-// (engine/host: child_process.fork, which Electron runs as Node), so an engine crash costs the
+// (main/engine-host: child_process.fork, which Electron runs as Node), so an engine crash costs the
 // run, never the app.
 import { join } from 'node:path';
-import { app, BrowserWindow } from 'electron';
+import { app, type BrowserWindow } from 'electron';
 import { processIO } from '../cli/cli-io.ts';
 import { HEADLESS_COMMANDS, runCli } from '../cli/run-cli.ts';
 import { InspectorSession, dispatchCall } from '../session/inspector-session.ts';
-import { INSPECTOR_METHODS, type InspectorEvent } from '../../preload/inspector-api.ts';
+import { INSPECTOR_METHODS, type InspectorEvent } from '../../protocol/inspector-api.ts';
 import { installAppMenu, type RecentItems } from './app-menu.ts';
 import { connectWindow, type Dispatch } from './ipc-bridge.ts';
 import { createMainWindow } from './main-window.ts';

@@ -5,7 +5,7 @@
 // with the reason, since there is nothing to reply to.
 import { z } from 'zod';
 import type { RawData, WebSocket } from 'ws';
-import { CallFrameSchema, type InspectorEvent, type ReplyFrame } from '../../preload/inspector-api.ts';
+import { CallFrameSchema, type InspectorEvent, type ReplyFrame } from '../../protocol/inspector-api.ts';
 import type { DispatchResult } from '../session/dispatch-call.ts';
 
 /** What dispatchCall (main/session) returns: it validates method, request and response, never throws. */

@@ -3,7 +3,7 @@
 // what the renderer's schema rejects). Never throws: every failure becomes { ok: false, error }
 // with a stable code and a message naming the field at fault.
 import type { z } from 'zod';
-import { INSPECTOR_METHODS, InspectorMethodSchema, type CallError, type InspectorHandlers } from '../../preload/inspector-api.ts';
+import { INSPECTOR_METHODS, InspectorMethodSchema, type CallError, type InspectorHandlers } from '../../protocol/inspector-api.ts';
 import { CALL_CODES, asCallError } from './session-errors.ts';
 
 export type DispatchResult = { ok: true; response: unknown } | { ok: false; error: CallError };

@@ -12,7 +12,7 @@
 // table's max abs / max ULP / contract / badges and every view compare native with the fp64
 // oracle instead of the reference.
 import { join } from 'node:path';
-import type { Isolation } from '../../engine/host/engine-host.ts';
+import type { Isolation } from '../engine-host/engine-host.ts';
 import {
   InspectorCallError,
   type BoundaryRef,
@@ -23,7 +23,7 @@ import {
   type OracleChoice,
   type ReceiptExport,
   type SessionSnapshot,
-} from '../../preload/inspector-api.ts';
+} from '../../protocol/inspector-api.ts';
 import type { TraceBundle } from '../core/bundle/bundle-reader.ts';
 import { userConfigDir, type Env } from '../core/receipt/keys.ts';
 import { embeddedDefaults } from '../core/tool/tool-info.ts';

@@ -5,8 +5,8 @@
 // exactly one pass and reports how it went; the capture is finished when the last pass ran or
 // the run ended, and recovered (with what was written) when the engine died.
 import { join } from 'node:path';
-import { EngineHost, type Isolation, type PassResult } from '../../engine/host/engine-host.ts';
-import type { PassKind } from '../../engine/host/engine-protocol.ts';
+import { EngineHost, type Isolation, type PassResult } from '../engine-host/engine-host.ts';
+import type { PassKind } from '../engine-host/engine-protocol.ts';
 import { resolveWeights, type TraceBundle } from '../core/bundle/bundle-reader.ts';
 import { sha256File } from '../core/bundle/digest.ts';
 import { NativeBundleWriter } from '../core/bundle/native-bundle-writer.ts';

@@ -2,10 +2,10 @@
 // dictionary-coded (a run repeats its boundary names, stages, contracts and reasons pass after
 // pass), the two error figures as float64, the booleans as one flags byte per row. Base64 through
 // Node's Buffer (encodeBase64): a 50k-row reply is ~2 MiB of it, and the serve process is single
-// threaded (preload/base64-bytes.ts's portable loop took ~0.2 s for that; Buffer ~1 ms).
-import { fromWire, type BoundaryRow, type RowColumns, type RowsReply } from '../../preload/inspector-api.ts';
+// threaded (protocol/base64-bytes.ts's portable loop took ~0.2 s for that; Buffer ~1 ms).
+import { fromWire, type BoundaryRow, type RowColumns, type RowsReply } from '../../protocol/inspector-api.ts';
 import { encodeBase64 } from '../core/receipt/base64.ts';
-import { CODED_COLUMNS, ROW_FLAGS, codeWidth, type CodedColumn } from '../../preload/row-columns-check.ts';
+import { CODED_COLUMNS, ROW_FLAGS, codeWidth, type CodedColumn } from '../../protocol/row-columns-check.ts';
 
 /** Dictionary key of a value: shapes are arrays, so they are keyed by their text. */
 const keyOf = (value: unknown): unknown => (Array.isArray(value) ? value.join(',') : value);

@@ -6,8 +6,8 @@
 // recovered after a crash, as the bundle on disk. Only the new pass is judged (session-judge.ts).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Isolation, PassResult } from '../../engine/host/engine-host.ts';
-import type { InspectorEvent } from '../../preload/inspector-api.ts';
+import type { Isolation, PassResult } from '../engine-host/engine-host.ts';
+import type { InspectorEvent } from '../../protocol/inspector-api.ts';
 import { openBundle, type TraceBundle } from '../core/bundle/bundle-reader.ts';
 import { openCaptureInProgress } from '../core/bundle/capture-in-progress.ts';
 import { BundleError } from '../core/bundle/errors.ts';

@@ -6,7 +6,7 @@
 // The residual is native − reference at the null test's best offset d over the common length:
 // residual[k] = n[lo + k + d] − r[lo + k] for lo = max(0, −d) ≤ lo + k < min(|r|, |n| − d), i.e.
 // exactly the samples whose RMS is AudioMetrics.nullResidualDbfs at AudioMetrics.nullOffset.
-import { toWire, type Audio, type AudioMetrics } from '../../preload/inspector-api.ts';
+import { toWire, type Audio, type AudioMetrics } from '../../protocol/inspector-api.ts';
 import { nullTest } from '../core/audio/audio-metrics.ts';
 import { summarizeAudio } from '../core/audio/audio-summary.ts';
 import { PCM_SAMPLE_RATE, readPcmStream, type PcmStream } from '../core/audio/pcm-stream.ts';

@@ -4,8 +4,8 @@
 // message (the file and the field, the pass and the boundary). Errors that concern the user's
 // evidence or engine — not a mistaken call — are also kept in the snapshot's `errors` until
 // dismissed, so a failure in a long run stays visible after the call that caused it returned.
-import { EngineCallError, EngineHostDeadError, EngineHostError, EngineLoadError } from '../../engine/host/engine-errors.ts';
-import { InspectorCallError, type SessionError } from '../../preload/inspector-api.ts';
+import { EngineCallError, EngineHostDeadError, EngineHostError, EngineLoadError } from '../engine-host/engine-errors.ts';
+import { InspectorCallError, type SessionError } from '../../protocol/inspector-api.ts';
 import { BundleError } from '../core/bundle/errors.ts';
 import { CaptureUsageError } from '../core/capture/capture-run.ts';
 import { LedgerError } from '../core/gate/ledger.ts';

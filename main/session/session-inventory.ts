@@ -7,7 +7,7 @@
 //   rejected     records that could not be compared: a structural mismatch (dtype, shape,
 //                layout, with the comparator's detail) or unreadable evidence (a digest failure).
 // Records are named like the session's boundary rows, `${pass}:${boundary}`, inputs `input:${name}`.
-import type { Provenance } from '../../preload/inspector-api.ts';
+import type { Provenance } from '../../protocol/inspector-api.ts';
 import type { TraceBundle } from '../core/bundle/bundle-reader.ts';
 import type { BoundaryEntry, PassEntry } from '../core/bundle/manifest-schema.ts';
 import type { BoundaryVerdict } from '../core/gate/gate-types.ts';

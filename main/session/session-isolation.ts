@@ -6,7 +6,7 @@
 // they are findings about the engine, not failures of the app.
 import { mkdtemp } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { toWire, type LayerIsolation } from '../../preload/inspector-api.ts';
+import { toWire, type LayerIsolation } from '../../protocol/inspector-api.ts';
 import { openBundle } from '../core/bundle/bundle-reader.ts';
 import { isFloatDType } from '../core/bundle/dtype.ts';
 import { BundleError } from '../core/bundle/errors.ts';

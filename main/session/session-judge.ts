@@ -6,7 +6,7 @@
 // stream, which no single pass sees. So each step judges the stream of every pass judged so far
 // and, as the gate does for a run that ended there, puts a broken stream bound on the newest
 // pass's row.
-import type { EngineDescription } from '../../engine/host/engine-description.ts';
+import type { EngineDescription } from '../engine-host/engine-description.ts';
 import type { TraceBundle } from '../core/bundle/bundle-reader.ts';
 import type { Contract, RunOutcome } from '../core/bundle/manifest-schema.ts';
 import { applyAudioStream, judgeAudioStreams } from '../core/gate/audio-stream-verdicts.ts';

@@ -2,7 +2,7 @@
 // — its manifest's sha256, its provenance verbatim, every file with the size and sha256 the
 // manifest pins — and an inventory of the reference's evidence: what the engine was given and
 // what was compared, what was not (and why), and what could not be compared (and why).
-import type { Provenance } from '../../preload/inspector-api.ts';
+import type { Provenance } from '../../protocol/inspector-api.ts';
 import type { TraceBundle } from '../core/bundle/bundle-reader.ts';
 import { sha256File } from '../core/bundle/digest.ts';
 import type { BoundaryVerdict } from '../core/gate/gate-types.ts';

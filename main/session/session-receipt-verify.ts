@@ -11,7 +11,7 @@
 import type { KeyObject } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { z } from 'zod';
-import type { ReceiptVerify } from '../../preload/inspector-api.ts';
+import type { ReceiptVerify } from '../../protocol/inspector-api.ts';
 import { keyIdOf } from '../core/receipt/dsse.ts';
 import { ReceiptError } from '../core/receipt/errors.ts';
 import type { Statement } from '../core/receipt/in-toto.ts';

@@ -6,7 +6,7 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { ReceiptExport } from '../../preload/inspector-api.ts';
+import type { ReceiptExport } from '../../protocol/inspector-api.ts';
 import { GATE_RECEIPT_FILE_NAME, writeGateReceipt } from '../core/gate/gate-receipt.ts';
 import { runGate } from '../core/gate/gate-run.ts';
 import type { GateResult } from '../core/gate/gate-types.ts';

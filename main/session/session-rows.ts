@@ -6,7 +6,7 @@
 // A row depends only on its own verdict, the bundles and whether it is the first divergence, so
 // judging a later pass never changes an earlier row: the first divergence can only move from
 // "none" to a new row. That is what lets getRows send a step's rows alone (rows-log.ts).
-import { toWire, type BoundaryRef, type BoundaryRow, type OracleChoice } from '../../preload/inspector-api.ts';
+import { toWire, type BoundaryRef, type BoundaryRow, type OracleChoice } from '../../protocol/inspector-api.ts';
 import { pcmStreams } from '../core/audio/pcm-boundary.ts';
 import type { TraceBundle } from '../core/bundle/bundle-reader.ts';
 import type { Contract } from '../core/bundle/manifest-schema.ts';

@@ -4,9 +4,9 @@
 // call with the file and the field named, before anything else in the session changes.
 import { existsSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import type { EngineDescription } from '../../engine/host/engine-description.ts';
-import { EngineHost } from '../../engine/host/engine-host.ts';
-import type { BundleInfo, EngineInfo } from '../../preload/inspector-api.ts';
+import type { EngineDescription } from '../engine-host/engine-description.ts';
+import { EngineHost } from '../engine-host/engine-host.ts';
+import type { BundleInfo, EngineInfo } from '../../protocol/inspector-api.ts';
 import { openBundle, requireReferenceKind, type TraceBundle } from '../core/bundle/bundle-reader.ts';
 import { BundleError } from '../core/bundle/errors.ts';
 import { MANIFEST_FILE_NAME } from '../core/bundle/manifest-schema.ts';

@@ -1,8 +1,8 @@
 // The session's mutable state about the current run, and the snapshot the renderer sees. The
 // snapshot is derived, never stored: every field is computed from this state when asked, so it
 // cannot drift from what the session actually holds.
-import type { Isolation } from '../../engine/host/engine-host.ts';
-import type { OracleChoice, SessionError, SessionSnapshot, TimelinePass } from '../../preload/inspector-api.ts';
+import type { Isolation } from '../engine-host/engine-host.ts';
+import type { OracleChoice, SessionError, SessionSnapshot, TimelinePass } from '../../protocol/inspector-api.ts';
 import type { TraceBundle } from '../core/bundle/bundle-reader.ts';
 import type { BoundaryVerdict } from '../core/gate/gate-types.ts';
 import type { LiveRun } from './live-capture.ts';

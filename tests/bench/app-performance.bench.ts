@@ -37,7 +37,7 @@ import {
   type MethodRequest,
   type MethodResponse,
   type SessionSnapshot,
-} from '../../preload/inspector-api.ts';
+} from '../../protocol/inspector-api.ts';
 import { bitExact, dummyWeights, faithful, writeBundle, type PassSpec, type TensorSpec } from '../gate/gate-fixtures.ts';
 import { freshTempDir } from '../helpers/paths.ts';
 import { collectPageErrors, launchChromium, startServe, type ServeProcess } from '../e2e/serve-harness.ts';

@@ -20,10 +20,10 @@
 import { closeSync, mkdtempSync, openSync, rmSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadEngineLibrary, RecordReader, registerRecordCallback, type RecordCallback } from '../../engine/host/abi-binding.ts';
-import { EngineHost, type Isolation, type PassResult } from '../../engine/host/engine-host.ts';
-import { MappedSpillLog } from '../../engine/host/mapped-spill-log.ts';
-import { nativeMemory } from '../../engine/host/native-memory.ts';
+import { loadEngineLibrary, RecordReader, registerRecordCallback, type RecordCallback } from '../../main/engine-host/abi-binding.ts';
+import { EngineHost, type Isolation, type PassResult } from '../../main/engine-host/engine-host.ts';
+import { MappedSpillLog } from '../../main/engine-host/mapped-spill-log.ts';
+import { nativeMemory } from '../../main/engine-host/native-memory.ts';
 import { FileSpillLog, type SpillLog } from '../../main/core/bundle/capture-spill.ts';
 import { abiFromDtype, DTYPE_SIZE, dtypeFromAbi } from '../../main/core/bundle/dtype.ts';
 import { NativeBundleWriter } from '../../main/core/bundle/native-bundle-writer.ts';

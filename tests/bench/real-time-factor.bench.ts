@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EngineHost } from '../../engine/host/engine-host.ts';
+import { EngineHost } from '../../main/engine-host/engine-host.ts';
 import { openBundle, resolveWeights } from '../../main/core/bundle/bundle-reader.ts';
 import { REFERENCE_ENGINE, referenceBundle } from '../helpers/paths.ts';
 import { captureHeader, type NamedTensor } from '../engine-host/engine-host-fixtures.ts';

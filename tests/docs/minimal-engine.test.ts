@@ -6,7 +6,7 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { EngineHost } from '../../engine/host/engine-host.ts';
+import { EngineHost } from '../../main/engine-host/engine-host.ts';
 import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
 import { HELPER_MINIMAL_ENGINE, MINIMAL_ENGINE, REPO_ROOT, freshTempDir } from '../helpers/paths.ts';
 import { captureHeader } from '../engine-host/engine-host-fixtures.ts';

@@ -7,7 +7,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { bitExact, dummyWeights, faithful, writeBundle, type PassSpec, type TensorSpec } from '../gate/gate-fixtures.ts';
 import { freshTempDir } from '../helpers/paths.ts';
-import { byTestId, openByPath, waitIdle } from './e2e-pages.ts';
+import { byTestId, openByPath } from './e2e-pages.ts';
 import { openInspector, type Inspector } from './serve-harness.ts';
 
 vi.setConfig({ testTimeout: 120_000 });

@@ -6,8 +6,8 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
-import { EngineHostDeadError } from '../../engine/host/engine-errors.ts';
-import { EngineHost, type PassResult } from '../../engine/host/engine-host.ts';
+import { EngineHostDeadError } from '../../main/engine-host/engine-errors.ts';
+import { EngineHost, type PassResult } from '../../main/engine-host/engine-host.ts';
 import { freshTempDir } from '../helpers/paths.ts';
 import { captureHeader, requireBuiltHost, runDirect, setInputs, testlib, toyInputs } from './engine-host-fixtures.ts';
 

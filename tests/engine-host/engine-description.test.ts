@@ -1,7 +1,7 @@
 // The describe() schema and the catalogue helpers, on their own.
 import { describe, expect, it } from 'vitest';
-import { EngineLoadError } from '../../engine/host/engine-errors.ts';
-import { isEmittedIn, parseEngineDescription, resolveShape, type EngineBoundary } from '../../engine/host/engine-description.ts';
+import { EngineLoadError } from '../../main/engine-host/engine-errors.ts';
+import { isEmittedIn, parseEngineDescription, resolveShape, type EngineBoundary } from '../../main/engine-host/engine-description.ts';
 
 const valid = {
   abi_version: 1,

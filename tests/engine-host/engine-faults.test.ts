@@ -6,8 +6,8 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EngineLoadError } from '../../engine/host/engine-errors.ts';
-import { EngineHost } from '../../engine/host/engine-host.ts';
+import { EngineLoadError } from '../../main/engine-host/engine-errors.ts';
+import { EngineHost } from '../../main/engine-host/engine-host.ts';
 import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
 import { freshTempDir } from '../helpers/paths.ts';
 import { captureHeader, requireBuiltHost, setInputs, testlib, toyInputs } from './engine-host-fixtures.ts';

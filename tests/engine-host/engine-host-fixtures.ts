@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import koffi, { type TypeObject } from 'koffi';
 import { DTYPE_SIZE, dtypeFromAbi, elementCount, type DType } from '../../main/core/bundle/dtype.ts';
 import type { NativeCaptureHeader } from '../../main/core/bundle/native-bundle-writer.ts';
-import { type EngineDescription, isEmittedIn, type PassFacts, resolveShape } from '../../engine/host/engine-description.ts';
-import type { EngineHost, HostTensor, PassResult } from '../../engine/host/engine-host.ts';
+import { type EngineDescription, isEmittedIn, type PassFacts, resolveShape } from '../../main/engine-host/engine-description.ts';
+import type { EngineHost, HostTensor, PassResult } from '../../main/engine-host/engine-host.ts';
 import { REFERENCE_ENGINE, REPO_ROOT, TESTLIB_DIR, WEIGHTS_FILE } from '../helpers/paths.ts';
 
 export { REFERENCE_ENGINE, WEIGHTS_FILE };

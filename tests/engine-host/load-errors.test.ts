@@ -3,8 +3,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { EngineLoadError } from '../../engine/host/engine-errors.ts';
-import { EngineHost, type Isolation } from '../../engine/host/engine-host.ts';
+import { EngineLoadError } from '../../main/engine-host/engine-errors.ts';
+import { EngineHost, type Isolation } from '../../main/engine-host/engine-host.ts';
 import { freshTempDir } from '../helpers/paths.ts';
 import { requireBuiltHost, testlib } from './engine-host-fixtures.ts';
 

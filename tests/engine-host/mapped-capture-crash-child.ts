@@ -4,8 +4,8 @@
 //   grow    pass 0 complete; pass 1: a record larger than the mapping first made, then one more
 import { FrameEncoder } from '../../main/core/bundle/capture-frame.ts';
 import { NativeBundleWriter } from '../../main/core/bundle/native-bundle-writer.ts';
-import { MappedSpillLog } from '../../engine/host/mapped-spill-log.ts';
-import { nativeMemory } from '../../engine/host/native-memory.ts';
+import { MappedSpillLog } from '../../main/engine-host/mapped-spill-log.ts';
+import { nativeMemory } from '../../main/engine-host/native-memory.ts';
 import { bytes, nativeHeader, smallRecords } from '../bundle/bundle-fixtures.ts';
 
 const [dir, scenario, cutText] = process.argv.slice(2);

@@ -8,8 +8,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
 import { frameHeaderBytes } from '../../main/core/bundle/capture-frame.ts';
 import { NativeBundleWriter } from '../../main/core/bundle/native-bundle-writer.ts';
-import { MappedSpillLog } from '../../engine/host/mapped-spill-log.ts';
-import { nativeMemory } from '../../engine/host/native-memory.ts';
+import { MappedSpillLog } from '../../main/engine-host/mapped-spill-log.ts';
+import { nativeMemory } from '../../main/engine-host/native-memory.ts';
 import { bytes, nativeHeader, removeTempDirs, smallRecords, tempDir } from '../bundle/bundle-fixtures.ts';
 
 afterAll(removeTempDirs);

@@ -4,8 +4,8 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
-import { EngineCallError } from '../../engine/host/engine-errors.ts';
-import { EngineHost, type Isolation, type PassResult, type RecordEvent } from '../../engine/host/engine-host.ts';
+import { EngineCallError } from '../../main/engine-host/engine-errors.ts';
+import { EngineHost, type Isolation, type PassResult, type RecordEvent } from '../../main/engine-host/engine-host.ts';
 import { freshTempDir } from '../helpers/paths.ts';
 import {
   captureHeader,

@@ -3,7 +3,7 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
-import { EngineHost, type Isolation } from '../../engine/host/engine-host.ts';
+import { EngineHost, type Isolation } from '../../main/engine-host/engine-host.ts';
 import { freshTempDir } from '../helpers/paths.ts';
 import { captureHeader, requireBuiltHost, setInputs, testlib, toyInputs } from './engine-host-fixtures.ts';
 

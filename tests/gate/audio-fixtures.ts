@@ -1,7 +1,7 @@
 // Hand-made PCM bundles whose records each stay inside their audio bounds while the stream
 // breaks them (a delay that changes between passes). Shared by the gate's and the app's tests.
 import { join } from 'node:path';
-import type { EngineDescription } from '../../engine/host/engine-description.ts';
+import type { EngineDescription } from '../../main/engine-host/engine-description.ts';
 import type { Contract } from '../../main/core/bundle/manifest-schema.ts';
 import { dummyWeights, writeBundle, type PassSpec } from './gate-fixtures.ts';
 

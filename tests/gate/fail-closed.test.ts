@@ -20,7 +20,7 @@ import { gateReceiptPredicate } from '../../main/core/gate/gate-receipt.ts';
 import { GateUsageError, runGate } from '../../main/core/gate/gate-run.ts';
 import type { BoundaryVerdict, GateResult } from '../../main/core/gate/gate-types.ts';
 import { openReference } from '../../main/session/session-sources.ts';
-import { EngineHost } from '../../engine/host/engine-host.ts';
+import { EngineHost } from '../../main/engine-host/engine-host.ts';
 import { requireBuiltHost } from '../engine-host/engine-host-fixtures.ts';
 import { failureOf, openSession, removeTempDirs as removeSessionTempDirs } from '../session/session-fixtures.ts';
 import { REFERENCE_ENGINE, oracleBundle, referenceBundle } from '../helpers/paths.ts';

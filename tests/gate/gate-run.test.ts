@@ -5,7 +5,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EngineDescription } from '../../engine/host/engine-description.ts';
+import type { EngineDescription } from '../../main/engine-host/engine-description.ts';
 import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
 import { judgeCase } from '../../main/core/gate/case-verdicts.ts';
 import { GateUsageError, runGate } from '../../main/core/gate/gate-run.ts';

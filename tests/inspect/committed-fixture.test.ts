@@ -8,7 +8,7 @@ import { elementAt } from '../../main/core/inspect/element-bits.ts';
 import { findFirstSpecial } from '../../main/core/inspect/first-special.ts';
 import { specials } from '../../main/core/inspect/special-values.ts';
 import { pooledView } from './decoded-view.ts';
-import type { BoundaryRef } from '../../preload/inspector-api.ts';
+import type { BoundaryRef } from '../../protocol/inspector-api.ts';
 import { oracleBundle, referenceBundle } from '../helpers/paths.ts';
 
 let reference: TraceBundle;

@@ -2,8 +2,8 @@
 // included), then decoded with the renderer's own codec into plain arrays the tests can index.
 import type { TraceBundle } from '../../main/core/bundle/bundle-reader.ts';
 import { tensorView } from '../../main/core/inspect/tensor-view-pooling.ts';
-import { TensorViewSchema, type TensorView, type TensorViewRequest } from '../../preload/inspector-api.ts';
-import { decodeCells } from '../../preload/tensor-view-codec.ts';
+import { TensorViewSchema, type TensorView, type TensorViewRequest } from '../../protocol/inspector-api.ts';
+import { decodeCells } from '../../protocol/tensor-view-codec.ts';
 
 export type DecodedView = Omit<TensorView, 'values' | 'argmax'> & {
   /** NaN for a NaN cell or an empty one. */

@@ -5,14 +5,16 @@ import { openSync, closeSync, fstatSync, readSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { elementAt } from '../../main/core/inspect/element-bits.ts';
-import { ElementSchema, type Element } from '../../preload/inspector-api.ts';
+import { ElementSchema, type Element } from '../../protocol/inspector-api.ts';
+import { viewWire } from '../../main/session/view-wire.ts';
 import { bits16, bits32, bits64, c64, cleanupBundles, f32, i32, i64, makeBundle, pair, randomFloats, tensor, type TensorSpec } from '../compare/compare-fixtures.ts';
 
 afterEach(cleanupBundles);
 
 async function at(native: readonly TensorSpec[], reference: readonly TensorSpec[], boundary: string, flatIndex: number): Promise<Element> {
   const sides = await pair(native, reference);
-  return ElementSchema.parse(await elementAt(sides.native, sides.reference, { pass: 0, boundary, flatIndex }));
+  // As the session sends it: the core's plain value converted to the wire's, then checked by its schema.
+  return ElementSchema.parse(viewWire.element(await elementAt(sides.native, sides.reference, { pass: 0, boundary, flatIndex })));
 }
 
 describe('elementAt', () => {

@@ -2,7 +2,7 @@
 // bounded scatter that always keeps the worst elements.
 import { afterEach, describe, expect, it } from 'vitest';
 import { errorStats, SAMPLE, WORST } from '../../main/core/inspect/error-stats.ts';
-import { ErrorStatsSchema } from '../../preload/inspector-api.ts';
+import { ErrorStatsSchema } from '../../protocol/inspector-api.ts';
 import { cleanupBundles, f64, makeBundle, pair, randomFloats, tensor } from '../compare/compare-fixtures.ts';
 
 afterEach(cleanupBundles);

@@ -2,7 +2,7 @@
 // integer dtypes skipped, positions inside multi-chunk tensors, and C64 element indices.
 import { afterEach, describe, expect, it } from 'vitest';
 import { findFirstSpecial } from '../../main/core/inspect/first-special.ts';
-import { FirstSpecialSchema, type BoundaryRef } from '../../preload/inspector-api.ts';
+import { FirstSpecialSchema, type BoundaryRef } from '../../protocol/inspector-api.ts';
 import { bits16, bits64, c64, cleanupBundles, f32, f64, i32, makeBundle, tensor } from '../compare/compare-fixtures.ts';
 
 afterEach(cleanupBundles);

@@ -2,7 +2,7 @@
 // bucket, raw values when the range fits, NaN buckets, ranges, and a missing native side.
 import { afterEach, describe, expect, it } from 'vitest';
 import { series } from '../../main/core/inspect/series-pooling.ts';
-import { SeriesSchema } from '../../preload/inspector-api.ts';
+import { SeriesSchema } from '../../protocol/inspector-api.ts';
 import { cleanupBundles, f32, makeBundle, pair, randomFloats, tensor } from '../compare/compare-fixtures.ts';
 
 afterEach(cleanupBundles);
@@ -54,10 +54,10 @@ describe('series pooling', () => {
     const sides = await pair([tensor('s', 'F32', [6], f32(native))], [tensor('s', 'F32', [6], f32(reference))]);
     const out = await series(sides.native, sides.reference, { pass: 0, boundary: 's', maxPoints: 3 });
     expect(out.step).toBe(2);
-    expect(out.native.min).toEqual(['NaN', 3, '-Infinity']);
-    expect(out.native.max).toEqual(['NaN', 4, 6]);
+    expect(out.native.min).toEqual([NaN, 3, -Infinity]);
+    expect(out.native.max).toEqual([NaN, 4, 6]);
     expect(out.reference.min).toEqual([1, 3, 5]); // the native NaN does not touch the reference envelope
-    expect(out.absDiff).toEqual(['NaN', 0, 'Infinity']);
+    expect(out.absDiff).toEqual([NaN, 0, Infinity]);
   });
 
   it('plots the reference alone when the native side lacks the boundary', async () => {

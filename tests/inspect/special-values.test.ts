@@ -6,7 +6,7 @@ import type { DType } from '../../main/core/bundle/dtype.ts';
 import type { Contract } from '../../main/core/bundle/manifest-schema.ts';
 import { compareBoundary } from '../../main/core/compare/compare-boundary.ts';
 import { specials } from '../../main/core/inspect/special-values.ts';
-import { SpecialsSchema } from '../../preload/inspector-api.ts';
+import { SpecialsSchema } from '../../protocol/inspector-api.ts';
 import {
   bitExact,
   bits16,

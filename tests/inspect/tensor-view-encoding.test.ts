@@ -4,8 +4,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { encodeArgmax, encodeValues } from '../../main/core/inspect/tensor-view-encoding.ts';
 import { tensorView } from '../../main/core/inspect/tensor-view-pooling.ts';
-import { TensorViewSchema, type TensorView } from '../../preload/inspector-api.ts';
-import { decodeCells } from '../../preload/tensor-view-codec.ts';
+import { TensorViewSchema, type TensorView } from '../../protocol/inspector-api.ts';
+import { decodeCells } from '../../protocol/tensor-view-codec.ts';
 import { cleanupBundles, f32, f64, pair, randomFloats, tensor } from '../compare/compare-fixtures.ts';
 import { decodeView, pooledView } from './decoded-view.ts';
 

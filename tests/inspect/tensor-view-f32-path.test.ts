@@ -5,7 +5,7 @@
 // (on float32 bits, so F64 cannot be the oracle) are checked against a brute-force per-cell max.
 import { afterEach, describe, expect, it } from 'vitest';
 import { ulp32 } from '../../main/core/compare/compare-kernels.ts';
-import type { TensorViewRequest } from '../../preload/inspector-api.ts';
+import type { TensorViewRequest } from '../../protocol/inspector-api.ts';
 import { cleanupBundles, f32, f64, pair, randomFloats, stepF32, tensor } from '../compare/compare-fixtures.ts';
 import { pooledView } from './decoded-view.ts';
 

@@ -7,7 +7,7 @@
 // was 30.9 MB, reference 27.3 MB, ulp 10.9 MB, the 512 x 512 zoom 3.2 MB.
 import { performance } from 'node:perf_hooks';
 import { tensorView } from '../../main/core/inspect/tensor-view-pooling.ts';
-import type { TensorViewRequest } from '../../preload/inspector-api.ts';
+import type { TensorViewRequest } from '../../protocol/inspector-api.ts';
 import { cleanupBundles, faithful, makeBundle, tensor } from '../compare/compare-fixtures.ts';
 
 const SIDE = 4096;

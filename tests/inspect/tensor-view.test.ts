@@ -3,7 +3,7 @@
 // native side, and tensors larger than one streaming window (rows split across windows).
 import { afterEach, describe, expect, it } from 'vitest';
 import { tensorView } from '../../main/core/inspect/tensor-view-pooling.ts';
-import type { TensorViewRequest } from '../../preload/inspector-api.ts';
+import type { TensorViewRequest } from '../../protocol/inspector-api.ts';
 import { bits16, c64, cleanupBundles, f32, faithful, makeBundle, pair, randomFloats, stepF32, tensor } from '../compare/compare-fixtures.ts';
 import { pooledView } from './decoded-view.ts';
 

@@ -6,7 +6,7 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EngineHost } from '../../engine/host/engine-host.ts';
+import { EngineHost } from '../../main/engine-host/engine-host.ts';
 import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
 import { captureHeader } from '../engine-host/engine-host-fixtures.ts';
 import { cargoBuild, cdylibPath } from '../helpers/cargo.ts';

@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ReplyFrameSchema, type ReplyFrame } from '../../preload/inspector-api.ts';
+import { ReplyFrameSchema, type ReplyFrame } from '../../protocol/inspector-api.ts';
 import { startServe, type ServeProcess } from '../e2e/serve-harness.ts';
 import { copyBundle, hostileTargets, removeTempDirs, tempDir, userNamedVariant, variantInsideBundle, VARIANTS, type HostileTargets } from './hostile-fixtures.ts';
 

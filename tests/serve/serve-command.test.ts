@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { EventFrameSchema, INSPECTOR_METHODS, ReplyFrameSchema } from '../../preload/inspector-api.ts';
+import { EventFrameSchema, INSPECTOR_METHODS, ReplyFrameSchema } from '../../protocol/inspector-api.ts';
 import { runServeCommand } from '../../main/cli/commands/serve-command.ts';
 import { UsageError, type CliIO } from '../../main/cli/cli-io.ts';
 import { CLI, REPO_ROOT, freshTempDir } from '../helpers/paths.ts';

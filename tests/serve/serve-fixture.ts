@@ -11,7 +11,7 @@ import {
   InspectorMethodSchema,
   type InspectorEvent,
   type SessionSnapshot,
-} from '../../preload/inspector-api.ts';
+} from '../../protocol/inspector-api.ts';
 import type { DispatchOutcome, ServeCore } from '../../main/serve/api-socket.ts';
 import { freshTempDir } from '../helpers/paths.ts';
 

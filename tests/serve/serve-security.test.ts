@@ -5,7 +5,7 @@
 // protection it names is taken out of main/serve.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { EventFrameSchema, INSPECTOR_METHODS, ReplyFrameSchema } from '../../preload/inspector-api.ts';
+import { EventFrameSchema, INSPECTOR_METHODS, ReplyFrameSchema } from '../../protocol/inspector-api.ts';
 import { startServeServer, type ServeServer } from '../../main/serve/serve-server.ts';
 import { createServeToken, tokensEqual } from '../../main/serve/serve-token.ts';
 import { ASSET_BODY, SECRET, collectFrames, makeRendererDir, makeTestCore, openSocket, rawGet, waitFor, type TestCore } from './serve-fixture.ts';

@@ -4,7 +4,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { EngineHost } from '../../engine/host/engine-host.ts';
+import { EngineHost } from '../../main/engine-host/engine-host.ts';
 import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
 import { openCaptureInProgress } from '../../main/core/bundle/capture-in-progress.ts';
 import { BundleError } from '../../main/core/bundle/errors.ts';

@@ -3,7 +3,7 @@
 // keeps its code, a response the schema rejects is never sent, and nothing ever throws.
 import { afterAll, describe, expect, it } from 'vitest';
 import { dispatchCall } from '../../main/session/inspector-session.ts';
-import { INSPECTOR_METHODS, InspectorCallError, type InspectorHandlers } from '../../preload/inspector-api.ts';
+import { INSPECTOR_METHODS, InspectorCallError, type InspectorHandlers } from '../../protocol/inspector-api.ts';
 import { openSession, removeTempDirs } from './session-fixtures.ts';
 
 afterAll(() => removeTempDirs());

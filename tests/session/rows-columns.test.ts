@@ -3,10 +3,10 @@
 // refused by the schema with a message naming the field, on either end.
 import { describe, expect, it } from 'vitest';
 import { rowsReply } from '../../main/session/rows-encoding.ts';
-import { base64ToBytes, bytesToBase64 } from '../../preload/base64-bytes.ts';
-import { RowsReplySchema, type BoundaryRow, type RowsReply } from '../../preload/inspector-api.ts';
-import { decodeRows } from '../../preload/rows-columns.ts';
-import { mergeRows } from '../../preload/rows-merge.ts';
+import { base64ToBytes, bytesToBase64 } from '../../protocol/base64-bytes.ts';
+import { RowsReplySchema, type BoundaryRow, type RowsReply } from '../../protocol/inspector-api.ts';
+import { decodeRows } from '../../protocol/rows-columns.ts';
+import { mergeRows } from '../../protocol/rows-merge.ts';
 
 const VERDICTS = ['PASS', 'FAIL', 'GAP', 'KNOWN_GAP', 'REVIEW_REQUIRED'] as const;
 const WIRE = [0, -0, 1e-300, 3.5, 'NaN', 'Infinity', '-Infinity', 2 ** 60, null] as const;

@@ -10,7 +10,7 @@ import { nullTest } from '../../main/core/audio/audio-metrics.ts';
 import { openBundle, type TraceBundle } from '../../main/core/bundle/bundle-reader.ts';
 import { captureRun } from '../../main/core/capture/capture-run.ts';
 import { audioOf, nullResidual, wavOf } from '../../main/session/session-audio.ts';
-import { AudioSchema, fromWire } from '../../preload/inspector-api.ts';
+import { AudioSchema, fromWire } from '../../protocol/inspector-api.ts';
 import { REFERENCE_ENGINE, freshTempDir, referenceBundle } from '../helpers/paths.ts';
 
 const root = freshTempDir('services-audio');

@@ -7,7 +7,7 @@ import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runLayerIsolation } from '../../main/session/session-isolation.ts';
-import { LayerIsolationSchema, fromWire, type LayerIsolation } from '../../preload/inspector-api.ts';
+import { LayerIsolationSchema, fromWire, type LayerIsolation } from '../../protocol/inspector-api.ts';
 import { SEGV_ENGINE, removeTempDirs, tempDir, writeToyCase } from '../gate/gate-fixtures.ts';
 import { REFERENCE_ENGINE, freshTempDir, referenceBundle } from '../helpers/paths.ts';
 

@@ -7,14 +7,14 @@ import { createHash } from 'node:crypto';
 import { cpSync, openSync, readFileSync, readSync, rmSync, writeSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EngineHost } from '../../engine/host/engine-host.ts';
+import { EngineHost } from '../../main/engine-host/engine-host.ts';
 import { openBundle, type TraceBundle } from '../../main/core/bundle/bundle-reader.ts';
 import { SafetensorsFile } from '../../main/core/bundle/safetensors-reader.ts';
 import { judgeCase } from '../../main/core/gate/case-verdicts.ts';
 import { runGate } from '../../main/core/gate/gate-run.ts';
 import type { GateResult } from '../../main/core/gate/gate-types.ts';
 import { provenanceOf } from '../../main/session/session-provenance.ts';
-import { ProvenanceSchema, type Provenance } from '../../preload/inspector-api.ts';
+import { ProvenanceSchema, type Provenance } from '../../protocol/inspector-api.ts';
 import { SEGV_ENGINE, TOY_ENGINE, gateOptions, removeTempDirs, tempDir, writeToyCase } from '../gate/gate-fixtures.ts';
 import { REFERENCE_ENGINE, oracleBundle, referenceBundle } from '../helpers/paths.ts';
 

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyIdOf } from '../../main/core/receipt/dsse.ts';
 import { CONFIG_DIR_ENV, defaultUserKeyPaths } from '../../main/core/receipt/keys.ts';
 import { exportSessionReceipt, verifyReceiptText } from '../../main/session/session-receipt.ts';
-import { ReceiptExportSchema, ReceiptVerifySchema, type ReceiptExport, type ReceiptVerify } from '../../preload/inspector-api.ts';
+import { ReceiptExportSchema, ReceiptVerifySchema, type ReceiptExport, type ReceiptVerify } from '../../protocol/inspector-api.ts';
 import { keyFiles } from '../gate/gate-fixtures.ts';
 import { REFERENCE_ENGINE, freshTempDir, oracleBundle, referenceBundle } from '../helpers/paths.ts';
 

@@ -3,10 +3,11 @@
 // on the greedy case), the session steps until a pass brings a FAIL or REVIEW_REQUIRED, stops
 // right after that pass, and marks exactly that row as the first divergence.
 import { afterAll, describe, expect, it } from 'vitest';
-import { ENGINE_PERTURBATIONS } from '../../main/core/gate/self-test.ts';
+import { loadPerturbationTable } from '../../main/core/gate/perturbation-table.ts';
+import { embeddedDefaults } from '../../main/core/tool/tool-info.ts';
 import { REFERENCE_ENGINE, referenceBundle } from '../helpers/paths.ts';
 import { failureOf, openSession, removeTempDirs } from './session-fixtures.ts';
-import { decodeRows } from '../../preload/rows-columns.ts';
+import { decodeRows } from '../../protocol/rows-columns.ts';
 
 const OPTION = 'perturb.kv_position_off_by_one';
 
@@ -14,7 +15,8 @@ afterAll(() => removeTempDirs());
 
 describe('run to first divergence', () => {
   it('stops after the pass where the perturbation first shows and marks the row', async () => {
-    const expectation = ENGINE_PERTURBATIONS.find((entry) => entry.option === OPTION);
+    const { enginePerturbations } = await loadPerturbationTable(embeddedDefaults().perturbationTable);
+    const expectation = enginePerturbations.find((entry) => entry.option === OPTION);
     expect(expectation).toMatchObject({ case: 'greedy', pass: 1, boundary: 'backbone.l2.k_append' });
     const t = openSession('divergence');
     try {

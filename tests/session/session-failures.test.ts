@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { REFERENCE_ENGINE, TESTLIB_DIR, referenceBundle } from '../helpers/paths.ts';
 import { SEGV_ENGINE, TOY_ENGINE, writeToyCase } from '../gate/gate-fixtures.ts';
 import { failureOf, openSession, removeTempDirs, tempDir } from './session-fixtures.ts';
-import { decodeRows } from '../../preload/rows-columns.ts';
+import { decodeRows } from '../../protocol/rows-columns.ts';
 
 afterAll(() => removeTempDirs());
 

@@ -1,7 +1,7 @@
 // Helpers for the session tests: a session with its work folder in a temp dir, and `call`,
 // which goes through dispatchCall exactly as both hosts do (schemas checked both ways).
 import { join } from 'node:path';
-import { InspectorCallError, type InspectorEvent, type InspectorMethod, type MethodRequest, type MethodResponse } from '../../preload/inspector-api.ts';
+import { InspectorCallError, type InspectorEvent, type InspectorMethod, type MethodRequest, type MethodResponse } from '../../protocol/inspector-api.ts';
 import { dispatchCall, InspectorSession } from '../../main/session/inspector-session.ts';
 import { tempDirTracker } from '../helpers/paths.ts';
 

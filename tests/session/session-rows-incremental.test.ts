@@ -5,12 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pcmStreams } from '../../main/core/audio/pcm-boundary.ts';
 import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
 import { RowsLog } from '../../main/session/rows-log.ts';
-import type { BoundaryRow } from '../../preload/inspector-api.ts';
-import { mergeRows } from '../../preload/rows-merge.ts';
+import type { BoundaryRow } from '../../protocol/inspector-api.ts';
+import { mergeRows } from '../../protocol/rows-merge.ts';
 import { cleanupBundles, f32, faithful, makeBundle, tensor } from '../compare/compare-fixtures.ts';
 import { referenceBundle } from '../helpers/paths.ts';
 import { failureOf, openSession, removeTempDirs, type TestSession } from './session-fixtures.ts';
-import { decodeRows } from '../../preload/rows-columns.ts';
+import { decodeRows } from '../../protocol/rows-columns.ts';
 
 let t: TestSession;
 afterAll(async () => {

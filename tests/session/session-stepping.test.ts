@@ -7,12 +7,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
 import { judgeCase } from '../../main/core/gate/case-verdicts.ts';
-import { EngineHost } from '../../engine/host/engine-host.ts';
+import { EngineHost } from '../../main/engine-host/engine-host.ts';
 import { loadLedger } from '../../main/core/gate/ledger.ts';
-import type { BoundaryRow, SessionSnapshot } from '../../preload/inspector-api.ts';
+import type { BoundaryRow, SessionSnapshot } from '../../protocol/inspector-api.ts';
 import { REFERENCE_ENGINE, oracleBundle, referenceBundle } from '../helpers/paths.ts';
 import { failureOf, openSession, removeTempDirs, type TestSession } from './session-fixtures.ts';
-import { decodeRows } from '../../preload/rows-columns.ts';
+import { decodeRows } from '../../protocol/rows-columns.ts';
 
 let t: TestSession;
 afterAll(async () => {

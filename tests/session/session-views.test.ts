@@ -3,10 +3,10 @@
 // the chosen oracle. Checked on the nan_inf case, whose rows carry NaN / infinity badges.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
-import { fromWire, type BoundaryRow } from '../../preload/inspector-api.ts';
+import { fromWire, type BoundaryRow } from '../../protocol/inspector-api.ts';
 import { REFERENCE_ENGINE, oracleBundle, referenceBundle } from '../helpers/paths.ts';
 import { openSession, removeTempDirs, type TestSession } from './session-fixtures.ts';
-import { decodeRows } from '../../preload/rows-columns.ts';
+import { decodeRows } from '../../protocol/rows-columns.ts';
 
 let t: TestSession;
 let rows: BoundaryRow[];

@@ -2,7 +2,7 @@
 // print the per-boundary table.
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { EngineLoadError } from '../../../engine/host/engine-errors.ts';
+import { EngineLoadError } from '../../engine-host/engine-errors.ts';
 import { BundleError } from '../../core/bundle/errors.ts';
 import { openBundle, requireReferenceKind } from '../../core/bundle/bundle-reader.ts';
 import { confinedChild, PathConfinementError, safePathComponent } from '../../core/bundle/path-confinement.ts';

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { GATE_RECEIPT_FILE_NAME, writeGateReceipt } from '../../core/gate/gate-receipt.ts';
 import { GateAbortedError, GateUsageError, runGate } from '../../core/gate/gate-run.ts';
 import { runSelfTestCommand } from './self-test-command.ts';
-import type { GateCase, GateOptions, GateProgress, GateResult } from '../../core/gate/gate-types.ts';
+import type { GateCase, GateOptions, GateResult } from '../../core/gate/gate-types.ts';
 import { ReceiptError } from '../../core/receipt/errors.ts';
 import { defaultUserKey, loadPrivateKey, privateKeyModeWarning } from '../../core/receipt/keys.ts';
 import { formatAnnotations, formatStepSummary } from '../../core/report/github-actions.ts';
@@ -29,7 +29,8 @@ import { EXIT_FAILURE, EXIT_USAGE, UsageError, type CliIO } from '../cli-io.ts';
 import { JOURNAL_FILE_NAME } from '../../core/bundle/capture-journal.ts';
 import { MANIFEST_FILE_NAME } from '../../core/bundle/manifest-schema.ts';
 import { engineOptionsArg, isolationArg, parseCommandArgs, timeoutArg } from '../command-args.ts';
-import { createOutputFolder, OutputFolderError } from '../../core/io/output-folder.ts';
+import { OutputFolderError } from '../../core/io/output-folder.ts';
+import { progressPrinter } from '../gate-progress.ts';
 
 export const GATE_USAGE = `usage: trace-inspector --gate [--engine <lib>] [--bundle <reference bundle>]... [--oracle <dir>]
                             [--strict] [--receipt <file>] [--junit <file>] [--json <file>]
@@ -175,58 +176,6 @@ function signingKey(args: GateArgs, io: CliIO): SigningKey {
     if (error instanceof ReceiptError) throw new UsageError(`--gate: ${error.message}`);
     throw error;
   }
-}
-
-/** Narrower than any terminal: a longer line would wrap, and \r only returns to the start of the last row. */
-const LINE_WIDTH = 79;
-
-/** Progress on stderr: one bar redrawn in place on a terminal, plain lines in a log. */
-function progressPrinter(io: CliIO): { onEvent: (event: GateProgress) => void; finish: () => void } {
-  let caseLabel = '';
-  let passText = '';
-  let lastDraw = 0;
-  let drawn = false;
-  const width = 20;
-  const draw = (fraction: number, detail: string, force: boolean): void => {
-    const now = Date.now();
-    if (!force && now - lastDraw < 80) return;
-    lastDraw = now;
-    const filled = Math.max(0, Math.min(width, Math.round(fraction * width)));
-    const line = `gate ${caseLabel} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${passText}${detail}`;
-    io.stderr(`\r${line.slice(0, LINE_WIDTH).padEnd(LINE_WIDTH)}`);
-    drawn = true;
-  };
-  const onEvent = (event: GateProgress): void => {
-    if (!io.stderrIsTTY) {
-      if (event.kind === 'case_start') io.stderr(`gate: case ${event.case} (${event.caseIndex + 1}/${event.caseCount}): ${event.passes} passes\n`);
-      else if (event.kind === 'pass') io.stderr(`gate: ${event.case}: pass ${event.pass} [${event.pass + 1}/${event.passes}] ${event.status}: ${event.detail}\n`);
-      else if (event.kind === 'case_end') {
-        const c = event.counts;
-        io.stderr(`gate: ${event.case}: run ${event.run}; ${c.PASS} PASS, ${c.FAIL} FAIL, ${c.REVIEW_REQUIRED} REVIEW_REQUIRED, ${c.KNOWN_GAP} KNOWN_GAP, ${c.GAP} GAP\n`);
-      }
-      return;
-    }
-    switch (event.kind) {
-      case 'case_start':
-        caseLabel = `${event.caseIndex + 1}/${event.caseCount} ${event.case}`;
-        passText = '';
-        draw(0, 'starting', true);
-        break;
-      case 'pass':
-        passText = `pass ${event.pass} [${event.pass + 1}/${event.passes}] `;
-        draw((event.pass + 1) / Math.max(1, event.passes) / 2, event.status === 'ok' ? 'running' : event.status, event.status !== 'ok');
-        break;
-      case 'compare':
-        draw(0.5 + event.done / Math.max(1, event.total) / 2, `compare ${event.done}/${event.total}`, event.done === event.total);
-        break;
-      case 'case_end':
-        break;
-    }
-  };
-  const finish = (): void => {
-    if (drawn) io.stderr(`\r${' '.repeat(LINE_WIDTH)}\r`);
-  };
-  return { onEvent, finish };
 }
 
 export async function runGateCommand(argv: readonly string[], io: CliIO, commandLine: string): Promise<number> {

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { EngineLoadError } from '../../../engine/host/engine-errors.ts';
+import { EngineLoadError } from '../../engine-host/engine-errors.ts';
 import { formatSelfTestReport, runSelfTest, seconds, SelfTestUsageError, type SelfTestResult } from '../../core/gate/self-test.ts';
 import { loadPerturbationTable, PerturbationTableError, type PerturbationTable } from '../../core/gate/perturbation-table.ts';
 import { embeddedDefaults } from '../../core/tool/tool-info.ts';

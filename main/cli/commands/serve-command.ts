@@ -9,7 +9,7 @@ import { packageRoot } from '../../core/tool/tool-info.ts';
 import { InspectorSession, dispatchCall } from '../../session/inspector-session.ts';
 import { startServeServer, type ServeServer } from '../../serve/serve-server.ts';
 import type { DispatchOutcome } from '../../serve/api-socket.ts';
-import { EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from '../cli-io.ts';
+import { EXIT_OK, EXIT_USAGE, type CliIO } from '../cli-io.ts';
 import { parseCommandArgs } from '../command-args.ts';
 
 export const SERVE_USAGE = `usage: trace-inspector serve [--port <n>] [--engine <lib>] [--bundle <reference bundle>] [--work <dir>]

@@ -5,7 +5,7 @@
 // the pass is sealed.
 //
 // FileSpillLog, the portable default, makes one positioned write per frame. The engine worker plugs in a log backed by a shared file mapping instead
-// (engine/host/mapped-spill-log.ts): same bytes on disk, a memory copy instead of a system call.
+// (main/engine-host/mapped-spill-log.ts): same bytes on disk, a memory copy instead of a system call.
 import { closeSync, existsSync, ftruncateSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 
 export interface SpillLog {

@@ -11,8 +11,8 @@
 import { existsSync, rmdirSync, statSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { EngineCallError, EngineHostDeadError, EngineHostError } from '../../../engine/host/engine-errors.ts';
-import { EngineHost, type Isolation, type PassResult } from '../../../engine/host/engine-host.ts';
+import { EngineCallError, EngineHostDeadError, EngineHostError } from '../../engine-host/engine-errors.ts';
+import { EngineHost, type Isolation, type PassResult } from '../../engine-host/engine-host.ts';
 import { openBundle, requireReferenceKind, resolveWeights, type TraceBundle } from '../bundle/bundle-reader.ts';
 import { acquireCaptureLock, CAPTURE_LOCK_FILE_NAME, CaptureLockedError, lockHolderAlive, readCaptureLock, type CaptureLock } from '../bundle/capture-lock.ts';
 import { JOURNAL_FILE_NAME } from '../bundle/capture-journal.ts';

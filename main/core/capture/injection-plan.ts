@@ -5,7 +5,7 @@
 // observations of the engine while what flows downstream is the reference's.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { EngineDescription } from '../../../engine/host/engine-description.ts';
+import type { EngineDescription } from '../../engine-host/engine-description.ts';
 import type { TensorData, TraceBundle } from '../bundle/bundle-reader.ts';
 import { MANIFEST_FILE_NAME, parseManifest, type BundleManifest } from '../bundle/manifest-schema.ts';
 import { replaceManifestFile } from '../bundle/native-manifest.ts';

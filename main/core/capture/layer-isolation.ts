@@ -5,7 +5,7 @@
 // alone adds (the *local* error). The normal capture shows the *accumulated* error. Comparing
 // the two, boundary by boundary, separates a layer that is wrong from a layer that only inherits
 // the error of an earlier one (local-vs-accumulated.ts compares them).
-import type { EngineDescription } from '../../../engine/host/engine-description.ts';
+import type { EngineDescription } from '../../engine-host/engine-description.ts';
 import type { TraceBundle } from '../bundle/bundle-reader.ts';
 import { injectableBoundaries, planFromReference, type InjectionPlan, type RuntimeValue } from './injection-plan.ts';
 

@@ -8,7 +8,7 @@
 // So a capture injects the reference value at each such boundary (when the engine accepts
 // injection there): the engine records its own value, which is judged under max_ulp, and the
 // stages after it are judged on their own arithmetic from the same input.
-import type { EngineDescription } from '../../../engine/host/engine-description.ts';
+import type { EngineDescription } from '../../engine-host/engine-description.ts';
 import type { TraceBundle } from '../bundle/bundle-reader.ts';
 import { injectableBoundaries, planFromReference, type InjectionPlan, type PlannedInjection } from './injection-plan.ts';
 

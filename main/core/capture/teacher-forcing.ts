@@ -6,7 +6,7 @@
 //
 // After the run, the native records tell where the engine's own choice differed from the forced
 // value; that list goes into the native bundle's provenance (runtime.teacher_forced_*).
-import type { EngineDescription } from '../../../engine/host/engine-description.ts';
+import type { EngineDescription } from '../../engine-host/engine-description.ts';
 import type { TraceBundle } from '../bundle/bundle-reader.ts';
 import { DTYPE_SIZE, isFloatDType, type DType } from '../bundle/dtype.ts';
 import { injectableBoundaries, planFromReference, type InjectionPlan, type RuntimeValue } from './injection-plan.ts';

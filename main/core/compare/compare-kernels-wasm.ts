@@ -350,7 +350,7 @@ function faithfulKernel(name: string, family: 'f32' | 'bf16', spec: FamilySpec, 
   const v = (): Local => f.local('v128');
   const absV = v(), relV = v(), reqRelV = v(), ulpV = v();
   const thrD = f.local('f64');
-  const a = v(), b = v(), x = v(), sminN = v(), sminR = v();
+  const a = v(), b = v(), sminN = v(), sminR = v();
   const a16 = v(), b16 = v();
   const ka = v(), kb = v(), u = v(), umax = v(), ok = v();
   const acc0 = v(), acc1 = v(), mD = v(), mRel = v();

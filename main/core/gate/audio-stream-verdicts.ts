@@ -15,7 +15,7 @@ import { describeViolation, judgeAudio, measureAudio, type AudioBoundValues } fr
 import { readPcmFrame } from '../audio/pcm-stream.ts';
 import type { TraceBundle } from '../bundle/bundle-reader.ts';
 import { BundleError } from '../bundle/errors.ts';
-import { AUDIO_BOUND_NAMES, audioBoundsOf, type AudioBounds } from '../bundle/manifest-schema.ts';
+import { type AUDIO_BOUND_NAMES, audioBoundsOf, type AudioBounds } from '../bundle/manifest-schema.ts';
 import { pcmRecordLength } from '../compare/compare-audio.ts';
 import type { AudioStreamJudgement, BoundaryVerdict, VerdictCounts } from './gate-types.ts';
 

@@ -4,7 +4,7 @@
 // verdicts (verdicts.ts).
 import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { isEmittedIn, type EngineBoundary, type EngineDescription, type PassFacts } from '../../../engine/host/engine-description.ts';
+import { isEmittedIn, type EngineBoundary, type EngineDescription, type PassFacts } from '../../engine-host/engine-description.ts';
 import type { TraceBundle } from '../bundle/bundle-reader.ts';
 import { BundleError } from '../bundle/errors.ts';
 import type { Contract, PassEntry } from '../bundle/manifest-schema.ts';

@@ -10,9 +10,9 @@
 // the crash named) and the run FIDELITY: FAIL.
 import { readdir } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
-import { EngineCallError, EngineHostDeadError, EngineHostError, EngineLoadError } from '../../../engine/host/engine-errors.ts';
-import type { EngineDescription } from '../../../engine/host/engine-description.ts';
-import { EngineHost, type PassResult } from '../../../engine/host/engine-host.ts';
+import { EngineCallError, EngineHostDeadError, EngineHostError, EngineLoadError } from '../../engine-host/engine-errors.ts';
+import type { EngineDescription } from '../../engine-host/engine-description.ts';
+import { EngineHost, type PassResult } from '../../engine-host/engine-host.ts';
 import { checkGivenWeights, NATIVE_AS_REFERENCE, openBundle, resolveWeights, type TraceBundle } from '../bundle/bundle-reader.ts';
 import { sha256File } from '../bundle/digest.ts';
 import { BundleError } from '../bundle/errors.ts';

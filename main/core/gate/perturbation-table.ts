@@ -1,7 +1,13 @@
 // A self-test table supplied by an engine or example (`--self-test --perturbations <file.json>`):
 // the cases folder, where each of the engine's deliberate perturbations must first show, and
-// optional host-side record perturbations. The reference engine's own table stays in
-// self-test.ts; this lets the same self-test run any engine that declares `perturb.*` options.
+// optional host-side record perturbations. The reference engine's own table is one of these too
+// (engine/perturbations.json, the self-test's default); any engine that declares `perturb.*`
+// options brings its own.
+//
+// Each engine line names the cheapest committed case where the perturbation shows, and the first
+// (pass, boundary) in execution order where it must, derived from the engine's option docs, the
+// model's spec, the contracts and the cases' pass modes, and verified by running. Never loosen
+// one to make it pass: if the gate shows a perturbation elsewhere, find out why.
 //
 //   { "cases": "bundles",                       <case>/{reference,oracle-f64}, relative to this file
 //     "engine": [ { "option": "perturb.x", "value": "1", "case": "c", "pass": 0,
@@ -14,8 +20,34 @@ import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
 import { MISMATCH_CLASSES } from '../compare/compare-kernels.ts';
 import type { FailureKind } from './gate-types.ts';
-import { RECORD_PERTURBATION_KINDS } from './record-perturbations.ts';
-import type { EnginePerturbationExpectation, RecordPerturbationExpectation } from './self-test.ts';
+import { RECORD_PERTURBATION_KINDS, type RecordPerturbation } from './record-perturbations.ts';
+
+/** Where a deliberate engine perturbation first shows. */
+export interface EnginePerturbationExpectation {
+  /** The engine option set for the run. */
+  option: string;
+  /** Its value; default "1". */
+  value?: string;
+  /** The committed case run with it (fixtures/bundles/<case>). */
+  case: string;
+  pass: number;
+  boundary: string;
+  /** The failure kind the gate must give there; omitted: any kind. */
+  kind?: FailureKind;
+  /** Why it first shows there (docs/reference-model.md and the case's pass modes). */
+  why: string;
+  /** Run without forcing rounding decisions (the capture's default forces them). */
+  freeRounding?: boolean;
+}
+
+/** A host-side perturbation of one record of a clean native bundle. */
+export interface RecordPerturbationExpectation extends RecordPerturbation {
+  /** The committed case whose clean native bundle is copied and perturbed. */
+  case: string;
+  /** The failure kinds the comparator may rightly give; default EXPECTED_KINDS[kind]. */
+  kinds?: readonly FailureKind[];
+}
+
 
 const FAILURE_KINDS = [...MISMATCH_CLASSES, 'missing', 'dtype', 'shape', 'layout', 'audio', 'unreadable', 'other'] as const satisfies readonly FailureKind[];
 

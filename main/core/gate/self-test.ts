@@ -3,7 +3,8 @@
 //   - once clean over every committed case: it must PASS (FIDELITY: OK, OVERALL: PASSED);
 //   - once per deliberate perturbation the engine lists (`perturb.*`, ti_describe().options):
 //     each must FAIL, and its first divergence must be exactly the case / pass / boundary (and
-//     failure kind) where the perturbation first shows, per the table below;
+//     failure kind) where the perturbation first shows, per the engine's table (the reference
+//     engine's: engine/perturbations.json);
 // and then perturbs single records of copies of the clean native bundles on the host side
 // (record-perturbations.ts) and proves the comparator flags exactly that pass and boundary, and
 // nothing else, with the right kind.
@@ -16,7 +17,7 @@ import { readdir } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { EngineHost, type Isolation } from '../../../engine/host/engine-host.ts';
+import { EngineHost, type Isolation } from '../../engine-host/engine-host.ts';
 import { openBundle, type TraceBundle } from '../bundle/bundle-reader.ts';
 import { compareBoundary } from '../compare/compare-boundary.ts';
 import { embeddedDefaults } from '../tool/tool-info.ts';
@@ -26,220 +27,17 @@ import {
   applyRecordPerturbation,
   copyBundle,
   EXPECTED_KINDS,
-  type RecordPerturbation,
-  type RecordPerturbationKind,
 } from './record-perturbations.ts';
+import { loadPerturbationTable, type EnginePerturbationExpectation, type RecordPerturbationExpectation } from './perturbation-table.ts';
 import { failureKind } from './verdicts.ts';
 import { createOutputFolder } from '../io/output-folder.ts';
 
 // ---- the expectations -----------------------------------------------------------------------
+// The reference engine's table (one line per `perturb.*` option: where each first shows, and the
+// host-side record perturbations) is data beside the engine, engine/perturbations.json, read
+// through the same loader as any engine's table (perturbation-table.ts).
 
-/** Where a deliberate engine perturbation first shows. */
-export interface EnginePerturbationExpectation {
-  /** The engine option set for the run. */
-  option: string;
-  /** Its value; default "1". */
-  value?: string;
-  /** The committed case run with it (fixtures/bundles/<case>). */
-  case: string;
-  pass: number;
-  boundary: string;
-  /** The failure kind the gate must give there; omitted: any kind. */
-  kind?: FailureKind;
-  /** Why it first shows there (docs/reference-model.md and the case's pass modes). */
-  why: string;
-  /** Run without forcing rounding decisions (the capture's default forces them). */
-  freeRounding?: boolean;
-}
-
-/**
- * One line per `perturb.*` option of the reference engine. Each names the cheapest committed
- * case (11 passes rather than 21, no pcm_in when the stage does not need it) where the
- * perturbation shows, and the first (pass, boundary) in execution order where it must. Derived
- * from the engine's option docs, docs/reference-model.md, docs/reference-model-audio.md, the
- * contracts and the fixtures' pass modes (greedy, topk_ties, nan_inf: text 0-5 then audio;
- * prefill_1tok: a 1-token prefill, audio from pass 0; clipped: pcm_in, audio from pass 0);
- * verified by running. Never loosen one to make it pass: if the gate shows a perturbation
- * elsewhere, find out why.
- */
-export const ENGINE_PERTURBATIONS: readonly EnginePerturbationExpectation[] = [
-  {
-    option: 'perturb.depth_in_transposed',
-    case: 'prefill_1tok',
-    pass: 0,
-    boundary: 'depth.in',
-    kind: 'layout',
-    why: 'prefill_1tok is audio from pass 0: the depth.linear output is the first thing the layout bug touches, and it holds the reference values in transposed memory order',
-  },
-  {
-    option: 'perturb.sampler_walk_sorted',
-    case: 'greedy',
-    pass: 0,
-    boundary: 'sampler.text.prefix',
-    kind: 'value',
-    why: 'the first sampler call is the text sampler of pass 0; greedy keeps the two tied maxima, so walking them in sorted instead of index order changes the prefix sums (sum is unchanged)',
-  },
-  {
-    option: 'perturb.kv_position_off_by_one',
-    case: 'greedy',
-    pass: 1,
-    boundary: 'backbone.l2.k_append',
-    kind: 'value',
-    why: 'prefill is unaffected; the first decode rotates its key at cursor + 1 in the first attention layer (l2), before kv_len',
-  },
-  {
-    option: 'perturb.conv_carry_off_by_one',
-    case: 'greedy',
-    pass: 0,
-    boundary: 'backbone.l0.conv_carry',
-    kind: 'value',
-    why: 'the carry of the first ShortConv layer after the 5-token prefill keeps Bx columns t-3, t-2 instead of t-2, t-1',
-  },
-  {
-    option: 'perturb.depth_kv_not_reset',
-    case: 'prefill_1tok',
-    pass: 1,
-    boundary: 'depth.cb0.l0.out',
-    kind: 'value',
-    why: 'the second audio frame (pass 1 in prefill_1tok) is the first whose Depthformer cache still holds an earlier frame; depth.cb0.in does not attend, its first block does',
-  },
-  {
-    option: 'perturb.tie_order_reversed',
-    case: 'greedy',
-    pass: 0,
-    boundary: 'sampler.text.order',
-    kind: 'tie_order',
-    why: 'the text logits of pass 0 hold exact ties (embed_tokens rows 64..127 come in equal pairs): the order lists them by descending index',
-  },
-  {
-    option: 'perturb.prng_double_advance',
-    case: 'topk_ties',
-    pass: 0,
-    boundary: 'sampler.text.target',
-    kind: 'value',
-    why: 'the first stochastic sampler call is the text sampler of pass 0 (topk_ties samples; greedy never draws): prng_before is still [seed, 0], the draw u and so target differ',
-  },
-  {
-    option: 'perturb.carry_init_negative_zero',
-    case: 'prefill_1tok',
-    pass: 0,
-    boundary: 'backbone.l0.conv_carry',
-    kind: 'signed_zero',
-    why: 'only a 1-token prefill keeps an initial carry column: row 0 of the carry after pass 0 is -0.0 where the contract says signed zeros must match',
-  },
-  {
-    option: 'perturb.nan_to_zero',
-    case: 'nan_inf',
-    pass: 0,
-    boundary: 'backbone.embed',
-    kind: 'nan_vs_number',
-    why: 'nan_inf is the only case whose audio_in_embeds hold a NaN (row 1 element 5): modality assembly replaces it with 0',
-  },
-  {
-    option: 'perturb.audio_embed_mean',
-    case: 'prefill_1tok',
-    pass: 1,
-    boundary: 'backbone.embed',
-    kind: 'value',
-    why: 'the first pass that embeds an audio frame is the one after the first audio pass: pass 1 in prefill_1tok (audio from pass 0)',
-  },
-  {
-    option: 'perturb.backbone_rope_interleaved',
-    case: 'greedy',
-    pass: 0,
-    boundary: 'backbone.l2.k_append',
-    kind: 'value',
-    why: 'the first RoPE is on the keys of the first attention layer (l2) in the 5-token prefill; position 0 is a rotation by 0 but positions 1-4 differ',
-  },
-  {
-    option: 'perturb.logits_bf16_truncate',
-    case: 'greedy',
-    pass: 0,
-    boundary: 'backbone.logits',
-    kind: 'value',
-    why: 'the logits of the prefill are the first logits; everything before them is untouched',
-  },
-  {
-    option: 'perturb.frontend_periodic_window',
-    case: 'clipped',
-    pass: 0,
-    boundary: 'frontend.frames',
-    kind: 'value',
-    why: 'the analysis window multiplies the padded samples into frames: resampled and preemph are untouched, frames is the first product (clipped is a pcm_in case whose signal is non-zero, unlike silence where any window gives zeros)',
-  },
-  {
-    option: 'perturb.frontend_biased_std',
-    case: 'clipped',
-    pass: 0,
-    boundary: 'frontend.std',
-    kind: 'value',
-    why: 'mean is unchanged; the standard deviation divides by N instead of N - 1 (N = 50 frames in clipped): the std shrinks by about 1 %, far outside its float32 bound',
-  },
-  {
-    option: 'perturb.features_bf16_truncate',
-    case: 'clipped',
-    pass: 0,
-    boundary: 'encoder.subsampling',
-    kind: 'value',
-    freeRounding: true,
-    why: 'truncation and round-to-nearest-even differ by at most one bf16 ULP, which the contract of frontend.features allows (max_ulp 1: a value within the float32 bound may round to the neighbouring bf16), so the features pass; by default the capture forces the reference features downstream (a rounding decision), which hides a one-ULP rounding-mode error entirely, so this check runs with free rounding: the encoder then reads the engine\'s own features and its first boundary is where the change shows',
-  },
-  {
-    option: 'perturb.rel_shift_off_by_one',
-    case: 'clipped',
-    pass: 0,
-    boundary: 'encoder.b0.attn_probs',
-    kind: 'value',
-    why: 'block 0 emits ffn1 (untouched) then the attention probabilities, the first values computed from the shifted relative scores',
-  },
-  {
-    option: 'perturb.conformer_causal_conv',
-    case: 'clipped',
-    pass: 0,
-    boundary: 'encoder.b0.conv_bn',
-    kind: 'value',
-    why: 'conv_glu is before the depthwise conv; conv_bn (after the padded depthwise conv and BatchNorm) is the first boundary after it',
-  },
-  {
-    option: 'perturb.detok_embed_sum',
-    case: 'prefill_1tok',
-    pass: 0,
-    boundary: 'detok.embed',
-    kind: 'value',
-    why: 'prefill_1tok is audio from pass 0 and its first frame is not end-of-audio: the detokenizer\'s fused embedding (sum instead of mean) is its first boundary',
-  },
-  {
-    option: 'perturb.skip_envelope_division',
-    case: 'prefill_1tok',
-    pass: 0,
-    boundary: 'detok.pcm',
-    kind: 'value',
-    why: 'the first detokenized frame emits its first 1440 samples without dividing by the window^2 envelope; everything before detok.pcm is untouched',
-  },
-  {
-    option: 'perturb.ola_state_reset',
-    case: 'prefill_1tok',
-    pass: 1,
-    boundary: 'detok.pcm',
-    kind: 'nan_vs_number',
-    why: 'the first frame is right (its pending ola and envelope are recorded before the reset); the second detokenized frame (pass 1) adds onto zeroed state, and where only its own periodic Hann window overlaps at its first sample (window[0] = 0) the envelope is 0: ola / env = 0 / 0 = NaN where the reference has a number',
-  },
-];
-
-/** A host-side perturbation of one record of a clean native bundle. */
-export interface RecordPerturbationExpectation extends RecordPerturbation {
-  /** The committed case whose clean native bundle is copied and perturbed. */
-  case: string;
-  /** The failure kinds the comparator may rightly give; default EXPECTED_KINDS[kind]. */
-  kinds?: readonly FailureKind[];
-}
-
-export const RECORD_PERTURBATIONS: readonly RecordPerturbationExpectation[] = [
-  { kind: 'transpose_2d', case: 'greedy', pass: 6, boundary: 'depth.in' },
-  { kind: 'round_bf16', case: 'greedy', pass: 3, boundary: 'backbone.final_norm' },
-  { kind: 'flip_bit', case: 'greedy', pass: 2, boundary: 'backbone.l1.mixer_out' },
-  { kind: 'swap_token', case: 'greedy', pass: 4, boundary: 'sampler.text.token' },
-];
+export type { EnginePerturbationExpectation, RecordPerturbationExpectation } from './perturbation-table.ts';
 
 // ---- results --------------------------------------------------------------------------------
 
@@ -293,9 +91,9 @@ export interface SelfTestOptions {
   progress?: (event: SelfTestProgress) => void;
   /** Folder of <case>/{reference,oracle-f64}; default the committed fixtures. */
   bundlesDir?: string;
-  /** Replaces ENGINE_PERTURBATIONS (tests use it to prove a wrong expectation fails). */
+  /** Replaces the reference engine's table, engine/perturbations.json (tests use it to prove a wrong expectation fails). */
   enginePerturbations?: readonly EnginePerturbationExpectation[];
-  /** Replaces RECORD_PERTURBATIONS. */
+  /** Replaces the records of engine/perturbations.json. */
   recordPerturbations?: readonly RecordPerturbationExpectation[];
   /** Require an expectation for every perturb.* option the engine lists (default true). */
   requireCoverage?: boolean;
@@ -554,8 +352,9 @@ export async function runSelfTest(options: SelfTestOptions): Promise<SelfTestRes
   const bundlesDir = resolve(options.bundlesDir ?? defaults.bundlesDir);
   const workDir = resolve(options.workDir);
   const isolation = options.isolation ?? 'process';
-  const enginePerturbations = options.enginePerturbations ?? ENGINE_PERTURBATIONS;
-  const recordPerturbations = options.recordPerturbations ?? RECORD_PERTURBATIONS;
+  const referenceTable = options.enginePerturbations === undefined || options.recordPerturbations === undefined ? await loadPerturbationTable(defaults.perturbationTable) : null;
+  const enginePerturbations = options.enginePerturbations ?? referenceTable?.enginePerturbations ?? [];
+  const recordPerturbations = options.recordPerturbations ?? referenceTable?.recordPerturbations ?? [];
   const context: CheckContext = { library, workDir, bundlesDir, isolation, passTimeoutMs: options.passTimeoutMs ?? 60_000, weightsPath: options.weightsPath };
 
   const concurrency = options.concurrency ?? Math.max(2, availableParallelism());

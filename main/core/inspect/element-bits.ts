@@ -9,7 +9,7 @@
 // tensor costs ~0.1-0.2 s; bundles carry no per-range digest that would allow less.
 import type { TraceBundle } from '../bundle/bundle-reader.ts';
 import { DTYPE_SIZE, isFloatDType } from '../bundle/dtype.ts';
-import { toWire, type Element } from '../../../preload/inspector-api.ts';
+import type { ElementValue } from './view-values.ts';
 import { unravel } from '../compare/compare-kernels.ts';
 import { boundarySides, where } from './boundary-sides.ts';
 import { elementBits } from './element-format.ts';
@@ -46,7 +46,7 @@ async function readElementBytes(bundle: TraceBundle, pass: number, name: string,
   return out;
 }
 
-export async function elementAt(native: TraceBundle | null, reference: TraceBundle, request: ElementRequest): Promise<Element> {
+export async function elementAt(native: TraceBundle | null, reference: TraceBundle, request: ElementRequest): Promise<ElementValue> {
   const { pass, boundary, flatIndex } = request;
   const sides = boundarySides(native, reference, pass, boundary);
   if (sides.native !== null && sides.reference !== null && !sides.paired) {
@@ -85,7 +85,7 @@ export async function elementAt(native: TraceBundle | null, reference: TraceBund
     index: unravel(flatIndex, sides.shape),
     reference: referenceBytes === null ? null : elementBits(sides.dtype, referenceBytes, 0),
     native: nativeBytes === null ? null : elementBits(sides.dtype, nativeBytes, 0),
-    absDiff: absDiff === null ? null : toWire(absDiff),
-    ulp: ulp === null ? null : toWire(ulp),
+    absDiff,
+    ulp,
   };
 }

@@ -10,7 +10,7 @@
 // special of the two (nan, then inf, then normal, subnormal, zero), so a NaN imaginary part is
 // never hidden behind a finite real part.
 import { DTYPE_SIZE, type DType } from '../bundle/dtype.ts';
-import type { ElementBits } from '../../../preload/inspector-api.ts';
+import type { ElementBits } from './view-values.ts';
 import { halfTable } from '../compare/compare-kernels.ts';
 
 type FloatClass = 'zero' | 'subnormal' | 'normal' | 'inf' | 'nan';

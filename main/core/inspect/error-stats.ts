@@ -9,7 +9,7 @@
 // C64 follows the element conventions of element-quantities.ts (larger component).
 import type { TraceBundle } from '../bundle/bundle-reader.ts';
 import { DTYPE_SIZE } from '../bundle/dtype.ts';
-import { toWire, type BoundaryRef, type ErrorStats } from '../../../preload/inspector-api.ts';
+import type { BoundaryRef, ErrorStatsValue } from './view-values.ts';
 import { boundarySides, requirePaired } from './boundary-sides.ts';
 import { INF, NAN, WindowValues } from './element-quantities.ts';
 import { rowAlignedWindow, streamWindows } from './window-stream.ts';
@@ -68,7 +68,7 @@ class WorstHeap {
   }
 }
 
-export async function errorStats(native: TraceBundle | null, reference: TraceBundle, ref: BoundaryRef): Promise<ErrorStats> {
+export async function errorStats(native: TraceBundle | null, reference: TraceBundle, ref: BoundaryRef): Promise<ErrorStatsValue> {
   const sides = boundarySides(native, reference, ref.pass, ref.boundary);
   requirePaired(sides, 'the error statistics');
   const elementBytes = DTYPE_SIZE[sides.dtype];
@@ -132,8 +132,8 @@ export async function errorStats(native: TraceBundle | null, reference: TraceBun
     exactlyEqual,
     nonFinitePairs,
     scatter: {
-      magnitude: order.map((index) => toWire((points.get(index) as { magnitude: number }).magnitude)),
-      absDiff: order.map((index) => toWire((points.get(index) as { d: number }).d)),
+      magnitude: order.map((index) => (points.get(index) as { magnitude: number }).magnitude),
+      absDiff: order.map((index) => (points.get(index) as { d: number }).d),
       flatIndex: order,
     },
   };

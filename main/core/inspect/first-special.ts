@@ -6,7 +6,7 @@
 // checked. Padding is scanned too: a NaN there is still a NaN the engine wrote.
 import type { TraceBundle } from '../bundle/bundle-reader.ts';
 import { isFloatDType, type DType } from '../bundle/dtype.ts';
-import type { BoundaryRef, FirstSpecial } from '../../../preload/inspector-api.ts';
+import type { BoundaryRef, FirstSpecialValue } from './view-values.ts';
 import { MAX_READ_BYTES } from '../compare/compare-boundary.ts';
 
 export type SpecialKind = 'nan' | 'inf';
@@ -66,7 +66,7 @@ async function scan(bundle: TraceBundle, pass: number, name: string, dtype: DTyp
   return found;
 }
 
-export async function findFirstSpecial(native: TraceBundle | null, reference: TraceBundle, order: readonly BoundaryRef[], kind: SpecialKind): Promise<FirstSpecial> {
+export async function findFirstSpecial(native: TraceBundle | null, reference: TraceBundle, order: readonly BoundaryRef[], kind: SpecialKind): Promise<FirstSpecialValue> {
   for (const { pass, boundary } of order) {
     const sides: ReadonlyArray<readonly [TraceBundle | null, 'native' | 'reference']> = [
       [native, 'native'],

@@ -6,7 +6,7 @@
 // so does absDiff), so the reference still plots before the engine ran.
 import type { TraceBundle } from '../bundle/bundle-reader.ts';
 import { DTYPE_SIZE } from '../bundle/dtype.ts';
-import { toWire, type Series, type SeriesRequest, type WireNumber } from '../../../preload/inspector-api.ts';
+import type { SeriesRequest, SeriesSide, SeriesValue } from './view-values.ts';
 import { boundarySides, where } from './boundary-sides.ts';
 import { NAN, WindowValues } from './element-quantities.ts';
 import { rowAlignedWindow, streamWindows } from './window-stream.ts';
@@ -23,18 +23,19 @@ class Envelope {
     this.nan = new Uint8Array(buckets);
   }
 
-  wire(): { min: WireNumber[]; max: WireNumber[] } {
-    const min: WireNumber[] = [];
-    const max: WireNumber[] = [];
+  /** Per bucket; NaN where the bucket holds a NaN. */
+  side(): SeriesSide {
+    const min: number[] = [];
+    const max: number[] = [];
     for (let b = 0; b < this.nan.length; b++) {
-      min.push(this.nan[b] === 1 ? 'NaN' : toWire(this.min[b] as number));
-      max.push(this.nan[b] === 1 ? 'NaN' : toWire(this.max[b] as number));
+      min.push(this.nan[b] === 1 ? NaN : (this.min[b] as number));
+      max.push(this.nan[b] === 1 ? NaN : (this.max[b] as number));
     }
     return { min, max };
   }
 }
 
-export async function series(native: TraceBundle | null, reference: TraceBundle, request: SeriesRequest): Promise<Series> {
+export async function series(native: TraceBundle | null, reference: TraceBundle, request: SeriesRequest): Promise<SeriesValue> {
   const { pass, boundary } = request;
   const sides = boundarySides(native, reference, pass, boundary);
   if (sides.native !== null && sides.reference !== null && !sides.paired) {
@@ -101,7 +102,7 @@ export async function series(native: TraceBundle | null, reference: TraceBundle,
     }
   });
 
-  const absDiff: WireNumber[] = [];
-  for (let b = 0; b < diff.length; b++) absDiff.push(diffNan[b] === 1 ? 'NaN' : toWire(diff[b] as number));
-  return { pass, boundary, start, end, step, reference: referenceEnvelope.wire(), native: nativeEnvelope.wire(), absDiff };
+  const absDiff: number[] = [];
+  for (let b = 0; b < diff.length; b++) absDiff.push(diffNan[b] === 1 ? NaN : (diff[b] as number));
+  return { pass, boundary, start, end, step, reference: referenceEnvelope.side(), native: nativeEnvelope.side(), absDiff };
 }

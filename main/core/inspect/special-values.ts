@@ -12,7 +12,7 @@
 // (the comparator's census code, no second one) and there are no mismatches.
 import type { TraceBundle } from '../bundle/bundle-reader.ts';
 import { DTYPE_SIZE } from '../bundle/dtype.ts';
-import type { BoundaryRef, Specials } from '../../../preload/inspector-api.ts';
+import type { BoundaryRef, SpecialMismatch, SpecialsValue } from './view-values.ts';
 import { compareBoundary } from '../compare/compare-boundary.ts';
 import { C_NONE, C_TIE_ORDER, C_VALUE, classOf, MISMATCH_CLASSES, unravel } from '../compare/compare-kernels.ts';
 import type { MismatchClass, SideCensus } from '../compare/comparison-types.ts';
@@ -29,7 +29,7 @@ function noClasses(): Record<MismatchClass, number> {
   return out;
 }
 
-export async function specials(native: TraceBundle | null, reference: TraceBundle, ref: BoundaryRef, limit: number): Promise<Specials> {
+export async function specials(native: TraceBundle | null, reference: TraceBundle, ref: BoundaryRef, limit: number): Promise<SpecialsValue> {
   const { pass, boundary } = ref;
   if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`${where(pass, boundary)}: limit must be a positive integer, got ${limit}`);
   const sides = boundarySides(native, reference, pass, boundary);
@@ -49,7 +49,7 @@ export async function specials(native: TraceBundle | null, reference: TraceBundl
 
   const classifier = new ElementClassifier(sides.dtype, sides.shape, contract);
   const counts = new Array<number>(MISMATCH_CLASSES.length + 1).fill(0);
-  const mismatches: Specials['mismatches'] = [];
+  const mismatches: SpecialMismatch[] = [];
   const elementBytes = DTYPE_SIZE[sides.dtype];
   const windowElements = rowAlignedWindow(elementBytes, 0);
   const valid = referenceEntry.valid;

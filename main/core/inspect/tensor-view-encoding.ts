@@ -2,7 +2,7 @@
 // little-endian float32 — float64 only when some finite value is outside float32's range — and
 // argmaxes as offsets inside their cell in the narrowest unsigned width that holds any offset of
 // a cell that size. Bytes go through a DataView, so the host's byte order never matters.
-import type { TensorView } from '../../../preload/inspector-api.ts';
+import type { EncodedArgmax, EncodedCells } from './view-values.ts';
 
 /** The smallest normal float32: below it float32 keeps fewer than 24 bits, and flushes to 0 at 2^-149. */
 const F32_MIN_NORMAL = 2 ** -126;
@@ -14,7 +14,7 @@ function fitsF32(value: number): boolean {
   return magnitude >= F32_MIN_NORMAL && Number.isFinite(Math.fround(value));
 }
 
-export function encodeValues(values: Float64Array): TensorView['values'] {
+export function encodeValues(values: Float64Array): EncodedCells {
   const wide = values.some((value) => !fitsF32(value));
   const width = wide ? 8 : 4;
   const bytes = Buffer.alloc(values.length * width);
@@ -34,7 +34,7 @@ export interface CellGeometry {
   readonly colStep: number;
 }
 
-type OffsetFormat = Exclude<TensorView['argmax']['format'], 'f64_index'>;
+type OffsetFormat = Exclude<EncodedArgmax['format'], 'f64_index'>;
 const OFFSET_WIDTHS: readonly { format: OffsetFormat; bytes: 1 | 2 | 4; limit: number }[] = [
   { format: 'u8_offset', bytes: 1, limit: 2 ** 8 },
   { format: 'u16_offset', bytes: 2, limit: 2 ** 16 },
@@ -45,7 +45,7 @@ const OFFSET_WIDTHS: readonly { format: OffsetFormat; bytes: 1 | 2 | 4; limit: n
  * `flatIndex` per cell (NaN: nothing pooled there, sent as the cell's origin). Offsets are
  * dr * colStep + dc < rowStep * colStep, so the width is chosen from the cell size alone.
  */
-export function encodeArgmax(flatIndex: Float64Array, geometry: CellGeometry): TensorView['argmax'] {
+export function encodeArgmax(flatIndex: Float64Array, geometry: CellGeometry): EncodedArgmax {
   const { cols, row0, col0, gridCols, rowStep, colStep } = geometry;
   const width = OFFSET_WIDTHS.find((candidate) => rowStep * colStep <= candidate.limit);
   if (width === undefined) {

@@ -3,7 +3,6 @@
 // the window's float32 words directly and computes, flags and pools each element in one loop,
 // since 4096 x 4096 F32 is the common large case and the generic path spends most of its time
 // copying into Float64Arrays and calling per element (~3x slower on 16M elements).
-import { toWire, type WireNumber } from '../../../preload/inspector-api.ts';
 import { ulp32 } from '../compare/compare-kernels.ts';
 import { INF, NAN, type Quantity } from './element-quantities.ts';
 
@@ -214,7 +213,7 @@ export class Grid {
   }
 
   /** values: NaN for a NaN cell or an empty one (nanCells tells them apart); argmax: flat indices. */
-  result(): { values: Float64Array; argmax: Float64Array; nanCells: number[]; infCells: number[]; max: WireNumber } {
+  result(): { values: Float64Array; argmax: Float64Array; nanCells: number[]; infCells: number[]; max: number } {
     const values = new Float64Array(this.cells);
     const nanCells: number[] = [];
     const infCells: number[] = [];
@@ -231,6 +230,6 @@ export class Grid {
       values[cell] = this.value[cell] as number;
       if (s !== Infinity && s > max) max = s;
     }
-    return { values, argmax: this.arg, nanCells, infCells, max: toWire(max) };
+    return { values, argmax: this.arg, nanCells, infCells, max };
   }
 }

@@ -14,7 +14,7 @@
 // (tensor-view-encoding.ts): a million JSON numbers would cost more than the pooling saved.
 import type { TraceBundle } from '../bundle/bundle-reader.ts';
 import { DTYPE_SIZE } from '../bundle/dtype.ts';
-import type { TensorView, TensorViewRequest } from '../../../preload/inspector-api.ts';
+import type { TensorViewRequest, TensorViewValue } from './view-values.ts';
 import { encodeArgmax, encodeValues } from './tensor-view-encoding.ts';
 import { boundarySides, requirePaired, where } from './boundary-sides.ts';
 import { WindowValues } from './element-quantities.ts';
@@ -49,7 +49,7 @@ function stepFor(extent: number, budget: number): { step: number; cells: number 
   return { step, cells: Math.ceil(extent / step) };
 }
 
-export async function tensorView(native: TraceBundle | null, reference: TraceBundle, request: TensorViewRequest): Promise<TensorView> {
+export async function tensorView(native: TraceBundle | null, reference: TraceBundle, request: TensorViewRequest): Promise<TensorViewValue> {
   const { pass, boundary, metric } = request;
   const sides = boundarySides(native, reference, pass, boundary);
   if (metric === 'abs_diff' || metric === 'ulp') requirePaired(sides, `the ${metric} view`);

@@ -51,11 +51,13 @@ export function toolInfo(): ToolInfo {
 }
 
 /** The embedded default: the reference engine and its committed fixture bundles. */
-export function embeddedDefaults(): { engineLibrary: string; bundlesDir: string; defaultCase: string } {
+export function embeddedDefaults(): { engineLibrary: string; bundlesDir: string; perturbationTable: string; defaultCase: string } {
   const root = packageRoot();
   return {
     engineLibrary: join(root, 'engine', 'build', 'libti_reference.so'),
     bundlesDir: join(root, 'fixtures', 'bundles'),
+    /** The reference engine's self-test table (docs/self-test.md). */
+    perturbationTable: join(root, 'engine', 'perturbations.json'),
     defaultCase: 'interleaved',
   };
 }

@@ -1,7 +1,7 @@
 // The renderer's one API client. It picks the host once: the Electron preload when it exposed
 // `window.traceInspector`, otherwise serve mode's WebSocket. Everything above this file sees the
 // same validated InspectorTransport and cannot tell which host it has.
-import type { InspectorTransport } from '../../../preload/inspector-api.ts';
+import type { InspectorTransport } from '../../../protocol/inspector-api.ts';
 import type { ConnectionListener } from './connection-state.ts';
 import { preloadTransport } from './preload-transport.ts';
 import { validatingTransport } from './validating-transport.ts';

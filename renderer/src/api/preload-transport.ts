@@ -9,7 +9,7 @@ import {
   type InspectorTransport,
   type MethodRequest,
   type MethodResponse,
-} from '../../../preload/inspector-api.ts';
+} from '../../../protocol/inspector-api.ts';
 
 function asCallError(method: InspectorMethod, error: unknown): Error {
   if (error instanceof InspectorCallError) return error;

@@ -10,7 +10,7 @@ import {
   type InspectorTransport,
   type MethodRequest,
   type MethodResponse,
-} from '../../../preload/inspector-api.ts';
+} from '../../../protocol/inspector-api.ts';
 import type { ZodError } from 'zod';
 
 function describeIssues(error: ZodError): string {

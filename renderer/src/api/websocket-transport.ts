@@ -12,7 +12,7 @@ import {
   type InspectorTransport,
   type MethodRequest,
   type MethodResponse,
-} from '../../../preload/inspector-api.ts';
+} from '../../../protocol/inspector-api.ts';
 import type { ConnectionListener, ConnectionState } from './connection-state.ts';
 
 interface PendingCall {

@@ -1,6 +1,6 @@
 // Number formatting for a dense instrument: three significant digits, exponent form for the
 // tiny and the huge, and the non-finite values spelled out (they are findings, not blanks).
-import { fromWire, type WireNumber } from '../../../preload/inspector-api.ts';
+import { fromWire, type WireNumber } from '../../../protocol/inspector-api.ts';
 
 export function formatNumber(value: number): string {
   if (Number.isNaN(value)) return 'NaN';

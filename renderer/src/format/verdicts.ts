@@ -1,6 +1,6 @@
 // Verdicts in execution-order importance and their short labels (colours live in the stylesheet
 // under .verdict-<name>).
-import type { WireVerdict } from '../../../preload/inspector-api.ts';
+import type { WireVerdict } from '../../../protocol/inspector-api.ts';
 
 export const VERDICTS: readonly WireVerdict[] = ['FAIL', 'REVIEW_REQUIRED', 'KNOWN_GAP', 'GAP', 'PASS'];
 

@@ -2,7 +2,7 @@
 // version that says "the data behind it changed"), drops answers that arrive after the request
 // moved on, and turns a failure into an inline message instead of an exception.
 import { useEffect, useState } from 'react';
-import type { InspectorMethod, MethodRequest, MethodResponse } from '../../../preload/inspector-api.ts';
+import type { InspectorMethod, MethodRequest, MethodResponse } from '../../../protocol/inspector-api.ts';
 import { api } from '../api/inspector-client.ts';
 import { errorMessage } from '../store/actions/error-actions.ts';
 

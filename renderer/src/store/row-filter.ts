@@ -2,7 +2,7 @@
 // a row would be hidden. The free text is a case-insensitive substring of the name, stage,
 // contract, kind or reason. Built once per filter change, not per row: rows share their strings
 // (rows-columns.ts), so each distinct string is lower-cased once however many rows hold it.
-import type { BoundaryRow } from '../../../preload/inspector-api.ts';
+import type { BoundaryRow } from '../../../protocol/inspector-api.ts';
 import type { FiltersSlice } from './slices/filters-slice.ts';
 
 export type RowPredicate = (row: BoundaryRow) => boolean;

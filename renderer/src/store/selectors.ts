@@ -1,5 +1,5 @@
 // Module-level selectors: components subscribe to exactly what they draw.
-import type { BoundaryRow, SessionSnapshot } from '../../../preload/inspector-api.ts';
+import type { BoundaryRow, SessionSnapshot } from '../../../protocol/inspector-api.ts';
 import type { InspectorState } from './inspector-store.ts';
 
 export const selectSnapshot = (state: InspectorState): SessionSnapshot | null => state.snapshot;

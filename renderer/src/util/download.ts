@@ -1,6 +1,6 @@
 // Bytes the core sent: decoding base64 (PCM, WAV files), and saving as a browser download — a
 // Blob URL clicked through an anchor works in Electron and in serve mode without file-system access.
-import { base64ToBytes } from '../../../preload/base64-bytes.ts';
+import { base64ToBytes } from '../../../protocol/base64-bytes.ts';
 
 export function downloadBlob(fileName: string, blob: Blob): void {
   const url = URL.createObjectURL(blob);

@@ -1,6 +1,6 @@
 // The objective numbers beside the listening: error-to-signal ratio, SNR, multi-resolution STFT
 // distance, the null-test residual level and the offset that best aligns the two signals.
-import { fromWire, type AudioMetrics } from '../../../../preload/inspector-api.ts';
+import { fromWire, type AudioMetrics } from '../../../../protocol/inspector-api.ts';
 import { formatDb, formatNumber } from '../../format/numbers.ts';
 
 export function AudioMetricsView({ metrics, sampleRate }: { metrics: AudioMetrics | null; sampleRate: number }) {

@@ -2,7 +2,7 @@
 // from the reference bundle, the same rule the audio service enforces), so nothing is guessed
 // from names here. The detokenizer's output is the default because it is what users hear, and
 // it is offered before any pass has run: the reference side is playable on its own.
-import type { BoundaryRow } from '../../../../preload/inspector-api.ts';
+import type { BoundaryRow } from '../../../../protocol/inspector-api.ts';
 
 export const DEFAULT_PCM_BOUNDARY = 'detok.pcm';
 

@@ -1,6 +1,6 @@
 // An element's raw bits split into sign | exponent | mantissa, each in its own colour, with the
 // unbiased exponent beside them (integers have no fields: their hex is the whole story).
-import type { ElementBits } from '../../../../preload/inspector-api.ts';
+import type { ElementBits } from '../../../../protocol/inspector-api.ts';
 
 export function BitFields({ bits }: { bits: ElementBits }) {
   if (bits.fields === null) return <span className="muted">integer</span>;

@@ -1,5 +1,5 @@
 // One side (reference or native) of an element: decimal, hex, bit fields and class.
-import type { ElementBits } from '../../../../preload/inspector-api.ts';
+import type { ElementBits } from '../../../../protocol/inspector-api.ts';
 import { BitFields } from './BitFields.tsx';
 
 interface ElementSideRowProps {

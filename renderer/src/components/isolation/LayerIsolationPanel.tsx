@@ -3,7 +3,7 @@
 // the accumulated one is where the error is made; one far below it only inherits.
 import { useEffect, useMemo, useState } from 'react';
 import type { Data, Layout, PlotMouseEvent } from 'plotly.js';
-import { fromWire, type LayerIsolation } from '../../../../preload/inspector-api.ts';
+import { fromWire, type LayerIsolation } from '../../../../protocol/inspector-api.ts';
 import { formatWire } from '../../format/numbers.ts';
 import { attempt } from '../../store/actions/attempt.ts';
 import { revealBoundary } from '../../store/actions/selection-actions.ts';

@@ -1,7 +1,7 @@
 // Export a signed gate receipt (DSSE over an in-toto statement) of the session as it stands:
 // the seals, where it was written, the signer, and the envelope to download.
 import { useState, type FormEvent } from 'react';
-import type { ReceiptExport as ReceiptExportResult } from '../../../../preload/inspector-api.ts';
+import type { ReceiptExport as ReceiptExportResult } from '../../../../protocol/inspector-api.ts';
 import { attempt } from '../../store/actions/attempt.ts';
 import { downloadBlob } from '../../util/download.ts';
 

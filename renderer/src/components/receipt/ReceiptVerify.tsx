@@ -1,7 +1,7 @@
 // Verify a receipt envelope (pasted or loaded from a file), optionally against a given signer's
 // public key: every check with its outcome.
 import { useEffect, useState, type ChangeEvent } from 'react';
-import type { ReceiptVerify as ReceiptVerifyResult } from '../../../../preload/inspector-api.ts';
+import type { ReceiptVerify as ReceiptVerifyResult } from '../../../../protocol/inspector-api.ts';
 import { attempt } from '../../store/actions/attempt.ts';
 import { errorMessage, pushLocalError } from '../../store/actions/error-actions.ts';
 

@@ -1,6 +1,6 @@
 // Special values per side: NaN, ±inf, -0, subnormal and finite counts. A count that differs
 // between the sides is highlighted — that is usually the finding.
-import type { Specials } from '../../../../preload/inspector-api.ts';
+import type { Specials } from '../../../../protocol/inspector-api.ts';
 import { formatCount } from '../../format/numbers.ts';
 
 const CENSUS_ROWS: { key: keyof Specials['census']['native']; label: string }[] = [

@@ -1,7 +1,7 @@
 // "Where did the first NaN / infinity appear?" over the whole run, in execution order: selects
 // that boundary and element, so the bit inspector shows it at once.
 import { useState } from 'react';
-import type { FirstSpecial } from '../../../../preload/inspector-api.ts';
+import type { FirstSpecial } from '../../../../protocol/inspector-api.ts';
 import { api } from '../../api/inspector-client.ts';
 import { errorMessage, pushLocalError } from '../../store/actions/error-actions.ts';
 import { revealBoundary } from '../../store/actions/selection-actions.ts';

@@ -1,6 +1,6 @@
 // Classified mismatches in element order (NaN vs number, inf sign, signed zero, tie order...).
 // Clicking one opens its bits.
-import type { Specials } from '../../../../preload/inspector-api.ts';
+import type { Specials } from '../../../../protocol/inspector-api.ts';
 
 interface MismatchListProps {
   mismatches: Specials['mismatches'];

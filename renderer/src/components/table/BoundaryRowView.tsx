@@ -2,7 +2,7 @@
 // until the rows are fetched again: scrolling re-renders only rows that enter the window,
 // selection changes only the two rows involved.
 import { memo } from 'react';
-import type { BoundaryRow } from '../../../../preload/inspector-api.ts';
+import type { BoundaryRow } from '../../../../protocol/inspector-api.ts';
 import { BOUNDARY_COLUMNS } from './boundary-columns.tsx';
 
 interface BoundaryRowViewProps {

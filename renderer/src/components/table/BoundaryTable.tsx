@@ -5,7 +5,7 @@
 // grid, so a run of 100k rows scrolls as smoothly as one of 100.
 import { flexRender, getCoreRowModel, useReactTable } from '@tanstack/react-table';
 import { useCallback, useEffect, useLayoutEffect, useMemo } from 'react';
-import type { BoundaryRow } from '../../../../preload/inspector-api.ts';
+import type { BoundaryRow } from '../../../../protocol/inspector-api.ts';
 import { useCommand } from '../../keyboard/command-registry.ts';
 import { warmPlotly } from '../plot/plotly-loader.ts';
 import { setSorting } from '../../store/actions/filter-actions.ts';

@@ -1,6 +1,6 @@
 // Filters over the boundary rows: stage, verdict, failure kind, pass, and free text.
 import { useMemo, useRef } from 'react';
-import type { BoundaryRow } from '../../../../preload/inspector-api.ts';
+import type { BoundaryRow } from '../../../../protocol/inspector-api.ts';
 import { formatCount } from '../../format/numbers.ts';
 import { VERDICTS } from '../../format/verdicts.ts';
 import { useCommand } from '../../keyboard/command-registry.ts';

@@ -1,5 +1,5 @@
 // Verdict totals as coloured counters (the run's, or a pass's).
-import type { WireVerdict } from '../../../../preload/inspector-api.ts';
+import type { WireVerdict } from '../../../../protocol/inspector-api.ts';
 import { VERDICTS, VERDICT_LABEL, verdictClass } from '../../format/verdicts.ts';
 
 export function VerdictCounts({ counts }: { counts: Partial<Record<WireVerdict, number>> }) {

@@ -3,7 +3,7 @@
 // @tanstack/react-table keeps the header state (the sort order a click toggles, shift for more).
 import type { ColumnDef } from '@tanstack/react-table';
 import type { ReactNode } from 'react';
-import type { BoundaryRow, WireVerdict } from '../../../../preload/inspector-api.ts';
+import type { BoundaryRow, WireVerdict } from '../../../../protocol/inspector-api.ts';
 import { formatCount, formatShape, formatWire, wireSortKey } from '../../format/numbers.ts';
 import { VERDICT_LABEL, verdictClass } from '../../format/verdicts.ts';
 

@@ -4,7 +4,7 @@
 // through a Row object per row (closures, getValue caches): ~250 ms for 50k rows before the first
 // paint; here a filter is one predicate per row and a sort compares precomputed numeric keys.
 import type { SortingState } from '@tanstack/react-table';
-import type { BoundaryRow } from '../../../../preload/inspector-api.ts';
+import type { BoundaryRow } from '../../../../protocol/inspector-api.ts';
 import { rowFilter } from '../../store/row-filter.ts';
 import type { FiltersSlice } from '../../store/slices/filters-slice.ts';
 import { COLUMN_BY_ID, type BoundaryColumn } from './boundary-columns.tsx';

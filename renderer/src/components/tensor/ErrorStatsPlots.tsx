@@ -3,7 +3,7 @@
 // opens that element in the bit inspector.
 import { useMemo } from 'react';
 import type { Data, Layout, PlotMouseEvent } from 'plotly.js';
-import { fromWire, type ErrorStats } from '../../../../preload/inspector-api.ts';
+import { fromWire, type ErrorStats } from '../../../../protocol/inspector-api.ts';
 import { formatCount } from '../../format/numbers.ts';
 import { useApiQuery } from '../../hooks/use-api-query.ts';
 import { Plot } from '../plot/Plot.tsx';

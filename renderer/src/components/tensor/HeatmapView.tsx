@@ -2,8 +2,8 @@
 // it, maps zooms to a finer window request and clicks to the element under the cell's maximum.
 import { useEffect, useMemo, useRef } from 'react';
 import type { Layout, PlotMouseEvent, PlotRelayoutEvent } from 'plotly.js';
-import { fromWire, type HeatmapMetric, type TensorView } from '../../../../preload/inspector-api.ts';
-import { decodeCells, type DecodedCells } from '../../../../preload/tensor-view-codec.ts';
+import { fromWire, type HeatmapMetric, type TensorView } from '../../../../protocol/inspector-api.ts';
+import { decodeCells, type DecodedCells } from '../../../../protocol/tensor-view-codec.ts';
 import { useApiQuery } from '../../hooks/use-api-query.ts';
 import { useElementSize } from '../../hooks/use-element-size.ts';
 import { formatNumber, formatShape } from '../../format/numbers.ts';

@@ -2,7 +2,7 @@
 // and |diff| on a log axis. Zooming asks for a finer element range; clicking picks an element.
 import { useEffect, useMemo, useRef, useState } from 'react';
 import type { Data, Layout, PlotMouseEvent, PlotRelayoutEvent } from 'plotly.js';
-import { fromWire, type Series, type WireNumber } from '../../../../preload/inspector-api.ts';
+import { fromWire, type Series, type WireNumber } from '../../../../protocol/inspector-api.ts';
 import { useApiQuery } from '../../hooks/use-api-query.ts';
 import { useElementSize } from '../../hooks/use-element-size.ts';
 import { Plot } from '../plot/Plot.tsx';

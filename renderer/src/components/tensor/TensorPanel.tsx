@@ -2,8 +2,8 @@
 // side) for tensors, lines for 1-D ones, and where the error lives. Clicking anything that is an
 // element opens it in the bit inspector.
 import { useCallback, useEffect, useState } from 'react';
-import type { Series, TensorView } from '../../../../preload/inspector-api.ts';
-import type { DecodedCells } from '../../../../preload/tensor-view-codec.ts';
+import type { Series, TensorView } from '../../../../protocol/inspector-api.ts';
+import type { DecodedCells } from '../../../../protocol/tensor-view-codec.ts';
 import { formatShape } from '../../format/numbers.ts';
 import { selectFlatIndex } from '../../store/actions/selection-actions.ts';
 import { getState, useInspectorStore } from '../../store/inspector-store.ts';

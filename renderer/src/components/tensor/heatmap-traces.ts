@@ -3,8 +3,8 @@
 // overlays that paint NaN and infinity cells in their own colours (they are findings, not
 // missing data).
 import type { Data } from 'plotly.js';
-import type { TensorView } from '../../../../preload/inspector-api.ts';
-import type { DecodedCells } from '../../../../preload/tensor-view-codec.ts';
+import type { TensorView } from '../../../../protocol/inspector-api.ts';
+import type { DecodedCells } from '../../../../protocol/tensor-view-codec.ts';
 import { formatNumber } from '../../format/numbers.ts';
 import { INFERNO, PLOT_COLORS } from '../plot/plot-theme.ts';
 

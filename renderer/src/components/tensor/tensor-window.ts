@@ -1,6 +1,6 @@
 // The window of the folded 2-D tensor a heatmap shows, and how a Plotly zoom maps onto it.
 import type { PlotRelayoutEvent } from 'plotly.js';
-import type { TensorView } from '../../../../preload/inspector-api.ts';
+import type { TensorView } from '../../../../protocol/inspector-api.ts';
 
 export type TensorWindow = TensorView['window'];
 

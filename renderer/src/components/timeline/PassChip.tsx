@@ -1,7 +1,7 @@
 // One pass of the timeline: kind, index, and a colour for its worst outcome. Clicking it shows
 // only that pass's rows in the table (click again for all passes).
 import { memo } from 'react';
-import type { TimelinePass } from '../../../../preload/inspector-api.ts';
+import type { TimelinePass } from '../../../../protocol/inspector-api.ts';
 
 function passTone(pass: TimelinePass): string {
   if (pass.state === 'pending') return 'pending';

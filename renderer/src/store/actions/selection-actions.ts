@@ -1,6 +1,6 @@
 // Selecting a boundary and an element. Jumps (first divergence, first NaN) also make sure the
 // table can show the target: a filter that hides it is cleared.
-import type { BoundaryRef } from '../../../../preload/inspector-api.ts';
+import type { BoundaryRef } from '../../../../protocol/inspector-api.ts';
 import { getState, setState } from '../inspector-store.ts';
 import { rowFilter } from '../row-filter.ts';
 import { initialFiltersSlice } from '../slices/filters-slice.ts';

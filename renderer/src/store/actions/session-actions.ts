@@ -1,8 +1,8 @@
 // The session: snapshots from calls and events, the rows that follow rowsVersion, and the
 // commands that drive the engine. The core keeps the session, so a reload or a reconnect only
 // has to ask for it again.
-import type { InspectorMethod, MethodRequest, OracleChoice, SessionSnapshot } from '../../../../preload/inspector-api.ts';
-import { mergeRows } from '../../../../preload/rows-merge.ts';
+import type { InspectorMethod, MethodRequest, OracleChoice, SessionSnapshot } from '../../../../protocol/inspector-api.ts';
+import { mergeRows } from '../../../../protocol/rows-merge.ts';
 import { api } from '../../api/inspector-client.ts';
 import { getState, setState, type InspectorState } from '../inspector-store.ts';
 import { attempt } from './attempt.ts';

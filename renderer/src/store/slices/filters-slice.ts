@@ -1,7 +1,7 @@
 // The boundary table's filters and sort order. Kept in the store so shortcuts and other panels
 // (a pass chip, "jump to first divergence") can change them.
 import type { SortingState } from '@tanstack/react-table';
-import type { WireVerdict } from '../../../../preload/inspector-api.ts';
+import type { WireVerdict } from '../../../../protocol/inspector-api.ts';
 
 /** '' shows every verdict; 'not_pass' everything but PASS. */
 export type VerdictFilter = '' | 'not_pass' | WireVerdict;

@@ -1,6 +1,6 @@
 // Per-boundary summaries of the session, in execution order. Summaries are small enough to keep
 // here; tensors never are (views fetch what they draw).
-import type { BoundaryRow } from '../../../../preload/inspector-api.ts';
+import type { BoundaryRow } from '../../../../protocol/inspector-api.ts';
 
 export interface RowsSlice {
   rows: BoundaryRow[];

@@ -1,5 +1,5 @@
 // The core's session as last reported, the connection to it, and the live progress of a pass.
-import type { SessionSnapshot } from '../../../../preload/inspector-api.ts';
+import type { SessionSnapshot } from '../../../../protocol/inspector-api.ts';
 import type { ConnectionState } from '../../api/connection-state.ts';
 
 export interface PassProgress {

@@ -15,8 +15,8 @@
 // hangs. So record announcements can travel in batches (a write per record to a pipe, or a
 // postMessage per record, would cost more than the engine's own pass on a small model).
 import { z } from 'zod';
-import { DTypeSchema } from '../../main/core/bundle/dtype.ts';
-import { RunOutcomeSchema } from '../../main/core/bundle/manifest-schema.ts';
+import { DTypeSchema } from '../core/bundle/dtype.ts';
+import { RunOutcomeSchema } from '../core/bundle/manifest-schema.ts';
 import { EngineDescriptionSchema } from './engine-description.ts';
 
 const Extent = z.number().int().nonnegative();

@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import koffi, { type LibraryHandle, type TypeObject } from 'koffi';
-import { packageRoot } from '../../main/core/tool/tool-info.ts';
+import { packageRoot } from '../core/tool/tool-info.ts';
 import { EngineLoadError } from './engine-errors.ts';
 import { HOST_ABI_VERSION, parseEngineDescription, type EngineDescription } from './engine-description.ts';
 

@@ -2,7 +2,7 @@
 // carries the same envelopes as serve mode's WebSocket: {method, request} in, an outcome
 // ({ok, response} or {ok, error}) out, InspectorEvents pushed.
 import { z } from 'zod';
-import { CallErrorSchema, InspectorMethodSchema } from '../../preload/inspector-api.ts';
+import { CallErrorSchema, InspectorMethodSchema } from './inspector-api.ts';
 
 export const IPC_CHANNELS = {
   /** invoke: renderer -> main, one call. */

@@ -3,7 +3,7 @@
 // finds them from the TypeScript sources (vitest, tsx) and from an esbuild bundle in dist/.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { packageRoot } from '../../main/core/tool/tool-info.ts';
+import { packageRoot } from '../core/tool/tool-info.ts';
 import { EngineHostError } from './engine-errors.ts';
 
 export type EngineScript = 'engine-worker' | 'engine-host-process';

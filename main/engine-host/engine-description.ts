@@ -2,8 +2,8 @@
 // parsed by zod at the edge. A library whose catalogue breaks the schema is refused with every
 // offending field named (`boundaries[1].dtype`), not just the first.
 import { z } from 'zod';
-import { DTYPES, type DType } from '../../main/core/bundle/dtype.ts';
-import { issuesFromZod } from '../../main/core/bundle/zod-issues.ts';
+import { DTYPES, type DType } from '../core/bundle/dtype.ts';
+import { issuesFromZod } from '../core/bundle/zod-issues.ts';
 import { EngineLoadError } from './engine-errors.ts';
 
 /** The ABI version this host speaks (TI_ABI_VERSION). */

@@ -15,10 +15,10 @@
 import { openSync, writeSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
-import { DTYPE_SIZE, dtypeFromAbi, abiFromDtype, type DType } from '../../main/core/bundle/dtype.ts';
-import type { RunOutcome } from '../../main/core/bundle/manifest-schema.ts';
-import { NativeBundleWriter, type SpillLogFactory } from '../../main/core/bundle/native-bundle-writer.ts';
-import { gatherStrided } from '../../main/core/bundle/tensor-view.ts';
+import { DTYPE_SIZE, dtypeFromAbi, abiFromDtype, type DType } from '../core/bundle/dtype.ts';
+import type { RunOutcome } from '../core/bundle/manifest-schema.ts';
+import { NativeBundleWriter, type SpillLogFactory } from '../core/bundle/native-bundle-writer.ts';
+import { gatherStrided } from '../core/bundle/tensor-view.ts';
 import {
   createRecordGuard,
   loadEngineLibrary,

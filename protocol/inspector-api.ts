@@ -171,7 +171,7 @@ export type BoundaryRow = z.infer<typeof BoundaryRowSchema>;
 const coded = <T extends z.ZodType>(value: T) => z.object({ values: z.array(value), codes: Base64 });
 
 /**
- * getRows' rows as columns (preload/rows-columns.ts reads them into BoundaryRows). 50k rows as
+ * getRows' rows as columns (protocol/rows-columns.ts reads them into BoundaryRows). 50k rows as
  * JSON objects were 22 MiB that took ~1 s to parse, validate and collect in the renderer; as
  * columns they are ~40 B a row and zod checks arrays of primitives (the dictionaries) plus one
  * pass over the codes. A row's `id` is `${pass}:${boundary}` and its `order` is start + i, so
@@ -283,7 +283,7 @@ export const TensorViewSchema = z
      * An offset o is the element's place in its cell, o = dr * colStep + dc; the flat index
      * (row-major over the tensor) of cell (r, c), r = floor(cell / grid.cols), c = cell % grid.cols, is
      *   (window.row0 + r * rowStep + dr) * folded.cols + window.col0 + c * colStep + dc,
-     * with dr = floor(o / colStep), dc = o % colStep (preload/tensor-view-codec.ts decodes it).
+     * with dr = floor(o / colStep), dc = o % colStep (protocol/tensor-view-codec.ts decodes it).
      * A NaN cell points at its first NaN; a cell with nothing pooled at its origin.
      */
     argmax: z.object({ format: z.enum(['u8_offset', 'u16_offset', 'u32_offset', 'f64_index']), data: Base64 }),

@@ -12,7 +12,7 @@
 // After a crash the spill holds the pass's frames followed by zeros up to its mapped length:
 // recovery reads frames up to the first one that is not whole and finds only zeros after.
 import { closeSync, existsSync, openSync, renameSync, unlinkSync } from 'node:fs';
-import type { SpillLog } from '../../main/core/bundle/capture-spill.ts';
+import type { SpillLog } from '../core/bundle/capture-spill.ts';
 import type { NativeMemory } from './native-memory.ts';
 
 const GROW_STEP = 1024 * 1024;
