@@ -153,7 +153,8 @@ interface SigningKey {
   description: string;
 }
 
-function signingKey(args: GateArgs, io: CliIO): SigningKey {
+/** The key that signs a receipt: --key, else the per-user default (created on first use); `label` prefixes the messages. */
+export function signingKey(args: { key?: string | undefined }, io: CliIO, label = 'gate'): SigningKey {
   try {
     if (args.key !== undefined) {
       const path = resolve(io.cwd, args.key);
@@ -161,18 +162,18 @@ function signingKey(args: GateArgs, io: CliIO): SigningKey {
       // refusal, never chmod advice.
       const privateKey = loadPrivateKey(path);
       const warning = privateKeyModeWarning(path);
-      if (warning !== null) io.stderr(`gate: warning: ${warning}\n`);
+      if (warning !== null) io.stderr(`${label}: warning: ${warning}\n`);
       return { privateKey, description: `key ${path}` };
     }
     const key = defaultUserKey(io.env);
     io.stderr(
       key.created
-        ? `gate: created your default signing key ${key.privateKeyPath} (public key ${key.publicKeyPath}); receipts are signed with it\n`
-        : `gate: signing with your default key ${key.privateKeyPath} (public key ${key.publicKeyPath})\n`,
+        ? `${label}: created your default signing key ${key.privateKeyPath} (public key ${key.publicKeyPath}); receipts are signed with it\n`
+        : `${label}: signing with your default key ${key.privateKeyPath} (public key ${key.publicKeyPath})\n`,
     );
     return { privateKey: key.privateKey, description: `default key ${key.privateKeyPath}` };
   } catch (error) {
-    if (error instanceof ReceiptError) throw new UsageError(`--gate: ${error.message}`);
+    if (error instanceof ReceiptError) throw new UsageError(`${label === 'gate' ? '--gate' : label}: ${error.message}`);
     throw error;
   }
 }

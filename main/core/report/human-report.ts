@@ -10,6 +10,8 @@ export interface HumanReportOptions {
   maxRows?: number;
   /** Files written by this run, listed before the seals. */
   files?: { label: string; path: string }[];
+  /** Replaces the gate's header (compare names two bundles, not an engine run). */
+  header?: string[];
 }
 
 function provenanceLine(item: CaseResult): string {
@@ -127,7 +129,7 @@ function audioStreams(result: GateResult): string[] {
 export function formatHumanReport(result: GateResult, options: HumanReportOptions = {}): string {
   const maxRows = options.maxRows ?? 25;
   const streams = audioStreams(result);
-  const lines: string[] = [...header(result), '', ...caseSummary(result), '', ...(streams.length > 0 ? [...streams, ''] : [])];
+  const lines: string[] = [...(options.header ?? header(result)), '', ...caseSummary(result), '', ...(streams.length > 0 ? [...streams, ''] : [])];
 
   const notPassing = rowsWorstFirst(result).filter((verdict) => verdict.verdict !== 'PASS');
   const total = result.cases.reduce((sum, item) => sum + item.verdicts.length, 0);
