@@ -40,6 +40,7 @@ function header(result: GateResult): string[] {
       `${result.options.teacherForce ? ', teacher forcing' : ''}${result.options.isolate ? ', layer isolation' : ''}` +
       `, options ${Object.keys(result.options.engineOptions).length === 0 ? 'none' : Object.entries(result.options.engineOptions).map(([key, value]) => `${key}=${value}`).join(' ')}`,
   ];
+  if (result.options.referenceContracts != null) lines.push(`contracts ${result.options.referenceContracts.description}`);
   if (result.ledger.length > 0) lines.push(`ledger   ${result.ledger.length} known gap(s): ${result.ledger.map((entry) => entry.id).join(', ')}`);
   for (const item of result.cases) {
     lines.push(`case     ${item.id}`);
