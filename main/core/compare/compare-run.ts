@@ -13,7 +13,7 @@
 // Everything is validated before anything is judged, exactly as the gate does it: every bundle's
 // manifest, confined paths, every file's and every tensor's digest, the reference's and oracle's
 // own padding, the contracts and map files. A problem there is a CompareUsageError (exit 2).
-import { basename, resolve } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import type { EngineBoundary, EngineDescription } from '../../../engine/host/engine-description.ts';
 import { openBundle, type TraceBundle } from '../bundle/bundle-reader.ts';
 import { sha256File } from '../bundle/digest.ts';
@@ -175,12 +175,19 @@ function describeCandidateRun(candidate: TraceBundle, passesExpected: number): {
   return { run: { outcome, passesExpected, passesCompleted, signal: null, summary }, stop: { pass, description: summary } };
 }
 
-/** Subject names: the bundle folder's name, with the role in front when two would collide. */
+/**
+ * Subject names: `<bundle folder>/manifest.json`; where two bundle folders share a name, one more
+ * level (`<parent>/<folder>/manifest.json`), and the role in front if that still collides.
+ */
 function subjectNames(dirs: { role: string; dir: string }[]): Map<string, string> {
+  const short = (dir: string): string => basename(dir);
+  const longer = (dir: string): string => `${basename(dirname(dir))}/${basename(dir)}`;
+  const clashes = (name: (dir: string) => string, dir: string): boolean => dirs.filter((other) => name(other.dir) === name(dir)).length > 1;
   const names = new Map<string, string>();
-  const counts = new Map<string, number>();
-  for (const { dir } of dirs) counts.set(basename(dir), (counts.get(basename(dir)) ?? 0) + 1);
-  for (const { role, dir } of dirs) names.set(role, `${(counts.get(basename(dir)) ?? 0) > 1 ? `${role}/` : ''}${basename(dir)}/manifest.json`);
+  for (const { role, dir } of dirs) {
+    const folder = !clashes(short, dir) ? short(dir) : !clashes(longer, dir) ? longer(dir) : `${role}/${longer(dir)}`;
+    names.set(role, `${folder}/manifest.json`);
+  }
   return names;
 }
 
