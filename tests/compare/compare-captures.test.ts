@@ -90,8 +90,19 @@ describe('compare: two captures of the reference engine', () => {
   });
 
   it('fails a run with a perturbation at the boundary its option names (pass 1, backbone.l2.k_append), every earlier row passing', () => {
-    const run = cli(['compare', first, perturbed, '--key', key.privateKeyPath, '--receipt', receipt()]);
+    const junit = join(root, 'perturbed.xml');
+    const summary = join(root, 'step-summary.md');
+    writeFileSync(summary, '');
+    const run = cli(['compare', first, perturbed, '--key', key.privateKeyPath, '--receipt', receipt(), '--junit', junit], {
+      GITHUB_ACTIONS: 'true',
+      GITHUB_STEP_SUMMARY: summary,
+      GITHUB_WORKSPACE: root,
+    });
     expect(run.stdout).toContain('first divergence: case topk_ties, pass 1 / backbone.l2.k_append (stage backbone)');
+    // The gate's reports serve compare: JUnit failures, an ::error annotation, the step summary.
+    expect(readFileSync(junit, 'utf8')).toMatch(/<testcase [^>]*name="pass 1 \/ backbone\.l2\.k_append"[^>]*>\s*<failure/);
+    expect(run.stdout).toMatch(/^::error .*backbone\.l2\.k_append/m);
+    expect(readFileSync(summary, 'utf8')).toContain('FIDELITY: FAIL');
     expect(run.stdout).toMatch(/verdict\s+FAIL \(value\) against the reference/);
     expect(seals(run)).toEqual(['FIDELITY: FAIL', 'OVERALL: FAIL reason=boundary_failures']);
     expect(run.status).toBe(1);

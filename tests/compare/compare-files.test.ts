@@ -2,7 +2,7 @@
 // gamma(K) rule evaluated on the reference's values, bit_exact, refusals naming file and field),
 // the map file (declared-unmapped and uncovered boundaries reported, never dropped; axis
 // permutation and dtype widening; refusals naming file and field).
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../main/cli/run-cli.ts';
@@ -203,3 +203,29 @@ describe('compare --map', () => {
     expect(run.status).toBe(2);
   });
 });
+
+describe('compare: the evidence is verified before anything is judged', () => {
+  const records = [record('layer.h', 'F32', [6], f32(REF)), record('gen.token', 'I32', [1], i32([7]))];
+  const reference = bundle('evidence-reference', records);
+
+  it('refuses a candidate whose pass file was changed after it was written: exit 2 naming the file and the digest field, nothing judged', async () => {
+    const candidate = bundle('evidence-candidate', records);
+    const passFile = join(candidate, 'pass-000.safetensors');
+    const bytes = readFileSync(passFile);
+    bytes[bytes.length - 1] = (bytes[bytes.length - 1] ?? 0) ^ 0x01;
+    writeFileSync(passFile, bytes);
+    const run = await compare([reference, candidate]);
+    expect(run.stderr).toContain(`candidate bundle ${candidate} is not valid: ${passFile}: files[1].sha256: manifest.json lists sha256`);
+    expect(run.stdout).not.toMatch(/FIDELITY|OVERALL/);
+    expect(run.status).toBe(2);
+  });
+
+  it('refuses the same bundle as both sides, and a missing folder', async () => {
+    expect((await compare([reference, reference])).stderr).toContain('the reference and the candidate are the same bundle');
+    const missing = join(root, 'no-such-bundle');
+    const run = await compare([reference, missing]);
+    expect(run.stderr).toContain(`candidate bundle ${missing}`);
+    expect(run.status).toBe(2);
+  });
+});
+
