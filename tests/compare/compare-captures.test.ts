@@ -168,6 +168,15 @@ describe('compare: two captures of the reference engine', () => {
     expect(baseline.stdout).toMatch(/FAIL\s+topk_ties\s+\d+\s+\S+\s+value/);
     expect(seals(baseline)).toEqual(['FIDELITY: FAIL', 'OVERALL: FAIL reason=boundary_failures']);
     expect(baseline.status).toBe(1);
+    // A contracts file replaces the reference's own contracts where its rules match: sampler
+    // orders stay exact as declared, and the logits held bit for bit fail as under --baseline.
+    const contracts = join(root, 'logits-exact.contracts.json');
+    writeFileSync(contracts, JSON.stringify({ schema: 'trace-inspector.contracts', schema_version: 1, rules: [{ boundaries: 'backbone.logits', contract: 'bit_exact' }] }));
+    const ruled = cli(['compare', referenceBundle(CASE), first, '--contracts', contracts, '--key', key.privateKeyPath, '--receipt', receipt()]);
+    expect(ruled.stdout).toContain(`contracts  contracts file ${contracts} (1 rule(s); boundaries no rule matches keep the reference's own contract)`);
+    expect(ruled.stdout).toMatch(/first divergence: case topk_ties, pass 0 \/ backbone\.logits/);
+    expect(ruled.stdout).not.toMatch(/^FAIL\s+topk_ties\s+\d+\s+(?!\s|backbone\.logits\s)/m);
+    expect(ruled.status).toBe(1);
     // A stored capture of the same build is still bit for bit.
     const same = cli(['compare', '--baseline', first, second, '--key', key.privateKeyPath, '--receipt', receipt()]);
     expect(seals(same)).toEqual(['FIDELITY: OK', 'OVERALL: PASSED']);

@@ -44,8 +44,11 @@ export function compareReceiptPredicate(result: CompareResult): Record<string, u
     runtime: summary.runtime,
     createdAt: summary.createdAt,
   });
+  // compare opens no weights: the cases name none (the manifests, which are subjects, say what each run used).
+  const cases = (gate['cases'] as Record<string, unknown>[]).map(({ weights: _weights, ...rest }) => rest);
   return {
     ...gate,
+    cases,
     mode: 'compare',
     comparison: {
       reference: bundle(comparison.reference),

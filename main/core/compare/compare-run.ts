@@ -245,7 +245,11 @@ export async function runCompare(options: CompareOptions): Promise<CompareResult
 
     const { source, used } = await contractSource(options, rawReference);
     const reference = await withContracts(rawReference, source);
-    const oracle = rawOracle === null ? null : await withContracts(rawOracle, source);
+    // An oracle that declares no contracts (another engine's capture) is judged like such a reference.
+    const oracleLacks = rawOracle?.passes.some((pass) => pass.boundaries.some((entry) => entry.contract === null)) ?? false;
+    const oracleSource: ContractSource | null =
+      source ?? (oracleLacks ? { kind: 'default', contract: options.defaultContract, why: `--contract ${options.defaultContract}: the oracle declares no contract for this boundary` } : null);
+    const oracle = rawOracle === null ? null : await withContracts(rawOracle, oracleSource);
     let candidate: TraceBundle = rawCandidate;
     let mapReport: MapReport | null = null;
     if (options.mapFile !== null) {
