@@ -17,10 +17,11 @@ import { freshTempDir } from '../helpers/paths.ts';
 
 const root = freshTempDir('compare-files');
 afterAll(() => rmSync(root, { recursive: true, force: true }));
-const key = (() => {
+const keys = (() => {
   mkdirSync(root, { recursive: true });
-  return keyFiles(root).privateKeyPath;
+  return keyFiles(root);
 })();
+const key = keys.privateKeyPath;
 let made = 0;
 const fresh = (label: string): string => join(root, `${label}-${(made += 1)}`);
 
@@ -49,12 +50,17 @@ function writeJson(label: string, value: unknown): string {
   return path;
 }
 
-async function compare(args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
+async function cliRun(args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
   const io: CliIO = { stdout: (text) => (stdout += text), stderr: (text) => (stderr += text), stderrIsTTY: false, cwd: root, env: {} };
-  const status = await runCli(['compare', ...args, '--key', key, '--receipt', join(root, `receipt-${(made += 1)}.json`)], io);
+  const status = await runCli(args, io);
   return { status, stdout, stderr };
+}
+let lastReceipt = '';
+async function compare(args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
+  lastReceipt = join(root, `receipt-${(made += 1)}.json`);
+  return cliRun(['compare', ...args, '--key', key, '--receipt', lastReceipt]);
 }
 const seals = (stdout: string): string[] => stdout.split('\n').filter((line) => /^(FIDELITY|OVERALL|GAP): /.test(line));
 
@@ -76,10 +82,17 @@ describe('compare --contracts', () => {
   it('judges a native reference under faithful_from_k K: rel = 2*gamma(K), abs = rel*rms(reference), from the rule of docs/choosing-k.md', async () => {
     const rules = (K: number): string =>
       writeJson('contracts', { schema: 'trace-inspector.contracts', schema_version: 1, rules: [{ boundaries: 'layer.*', contract: { faithful_from_k: K } }, { boundaries: '*', contract: 'bit_exact' }] });
-    const loose = await compare([reference, candidate, '--contracts', rules(64)]);
+    const contracts = rules(64);
+    const loose = await compare([reference, candidate, '--contracts', contracts]);
     expect(loose.stdout).toContain('all 2 boundary rows PASS');
     expect(seals(loose.stdout)).toEqual(['FIDELITY: OK', 'OVERALL: PASSED']);
     expect(loose.status).toBe(0);
+    // The receipt pins the contracts file beside both bundles' manifests.
+    const verified = await cliRun(['verify', lastReceipt, '--pubkey', keys.publicKeyPath, '--subjects', root]);
+    expect(verified.stdout).toContain(`subject    ${contracts.slice(root.length + 1)}: OK`);
+    expect(verified.stdout).toMatch(/subject {4}reference-\d+\/manifest\.json: OK/);
+    expect(verified.stdout).toMatch(/subject {4}candidate-\d+\/manifest\.json: OK/);
+    expect(verified.status).toBe(0);
     const tight = await compare([reference, candidate, '--contracts', rules(1)]);
     expect(tight.stdout).toMatch(/FAIL\s+tiny\s+0\s+layer\.h\s+value/);
     expect(tight.status).toBe(1);
