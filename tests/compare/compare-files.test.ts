@@ -233,6 +233,35 @@ describe('compare: the evidence is verified before anything is judged', () => {
     expect(run.status).toBe(2);
   });
 
+  it('refuses a candidate that read other inputs, naming the manifest and the input digest field', async () => {
+    const dir = fresh('other-inputs');
+    const header = nativeHeader();
+    const writer = NativeBundleWriter.create(dir, { ...header, inputs: header.inputs.map((input, index) => (index === 0 ? { ...input, data: i32([1, 2, 3, 4]) } : input)) });
+    writer.beginPass(0, 'prefill');
+    for (const item of records) writer.appendRecord(item);
+    writer.endPass(null);
+    writer.finish({ status: 'completed', message: '', last_pass: 0, last_boundary: 'gen.token' });
+    const run = await compare([reference, dir]);
+    expect(run.stderr).toContain(`${join(dir, 'manifest.json')}: inputs[0].sha256: input prompt_tokens differs from the reference's`);
+    expect(run.status).toBe(2);
+  });
+
+  it('judges a candidate whose run crashed as the gate judges a crashed engine, and refuses a crashed run as the reference', async () => {
+    const dir = fresh('crashed');
+    const writer = NativeBundleWriter.create(dir, nativeHeader());
+    writer.beginPass(0, 'prefill');
+    writer.appendRecord(records[0] as CaptureRecord);
+    writer.endPass(null);
+    writer.finish({ status: 'crashed', message: 'SIGSEGV in the port', last_pass: 0, last_boundary: 'layer.h' });
+    const run = await compare([reference, dir]);
+    expect(run.stdout).toMatch(/FAIL\s+tiny\s+0\s+gen\.token\s+missing/);
+    expect(seals(run.stdout)).toEqual(['FIDELITY: FAIL', 'OVERALL: FAIL reason=engine_crashed']);
+    expect(run.status).toBe(1);
+    const backwards = await compare([dir, reference]);
+    expect(backwards.stderr).toContain(`${join(dir, 'manifest.json')}: run.status: is "crashed"; a reference must be a completed run`);
+    expect(backwards.status).toBe(2);
+  });
+
   it('refuses the same bundle as both sides, and a missing folder', async () => {
     expect((await compare([reference, reference])).stderr).toContain('the reference and the candidate are the same bundle');
     const missing = join(root, 'no-such-bundle');
