@@ -2,7 +2,6 @@
 // compared: the message names the file and the field, and the command exits 2 before anything is
 // judged.
 import { z } from 'zod';
-import { formatFieldPath } from '../bundle/errors.ts';
 import { GuardedReadError, readRegularFile } from '../io/guarded-read.ts';
 import { issuesFromZod } from '../bundle/zod-issues.ts';
 
@@ -45,4 +44,3 @@ export async function readJsonInput<S extends z.ZodType>(path: string, schema: S
   return parsed.data as z.infer<S>;
 }
 
-export { formatFieldPath };

@@ -35,7 +35,7 @@ export class CompareUsageError extends Error {
   override name = 'CompareUsageError';
 }
 
-export interface CompareOptions {
+export interface CompareRunOptions {
   referenceDir: string;
   candidateDir: string;
   /** A second implementation judged beside the reference (--oracle), or null. */
@@ -191,7 +191,7 @@ function subjectNames(dirs: { role: string; dir: string }[]): Map<string, string
   return names;
 }
 
-async function contractSource(options: CompareOptions, reference: TraceBundle): Promise<{ source: ContractSource | null; used: ContractsUsed }> {
+async function contractSource(options: CompareRunOptions, reference: TraceBundle): Promise<{ source: ContractSource | null; used: ContractsUsed }> {
   if (options.contractsFile !== null) {
     const file = await loadContractsFile(resolve(options.contractsFile));
     return { source: file, used: { kind: 'file', file: file.path, sha256: file.sha256, description: `contracts file ${file.path} (${file.rules.length} rule(s); boundaries no rule matches keep the reference's own contract)` } };
@@ -209,7 +209,7 @@ async function contractSource(options: CompareOptions, reference: TraceBundle): 
   };
 }
 
-export async function runCompare(options: CompareOptions): Promise<CompareResult> {
+export async function runCompare(options: CompareRunOptions): Promise<CompareResult> {
   const startedAt = new Date().toISOString();
   const tool = toolInfo();
   const referenceDir = resolve(options.referenceDir);

@@ -6,7 +6,7 @@
 import { requireReferenceKind, type TraceBundle } from '../bundle/bundle-reader.ts';
 import { BundleError } from '../bundle/errors.ts';
 import { withContracts } from './contracted-bundle.ts';
-import { bitExactContract, loadContractsFile, type ContractSource } from './contracts-file.ts';
+import { loadContractsFile, type ContractSource } from './contracts-file.ts';
 
 /** What --contracts / --contract ask for; null when neither was given. */
 export async function contractSourceOf(flags: { contractsFile: string | null; contract: 'bit_exact' | null }): Promise<ContractSource | null> {
@@ -45,4 +45,3 @@ export async function admitReference(bundle: TraceBundle, source: ContractSource
   return withContracts(bundle, source);
 }
 
-export { bitExactContract };
