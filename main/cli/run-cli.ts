@@ -3,6 +3,7 @@
 import { toolInfo } from '../core/tool/tool-info.ts';
 import { CAPTURE_USAGE, runCaptureCommand } from './commands/capture-command.ts';
 import { CHECK_USAGE, runCheckCommand } from './commands/check-command.ts';
+import { COMPARE_USAGE, runCompareCommand } from './commands/compare-command.ts';
 import { EXPORT_WAV_USAGE, runExportWavCommand } from './commands/export-wav-command.ts';
 import { GATE_USAGE, runGateCommand } from './commands/gate-command.ts';
 import { KEYGEN_USAGE, runKeygenCommand } from './commands/keygen-command.ts';
@@ -19,6 +20,7 @@ commands:
               --gate is the same command
   self-test   prove the gate catches every deliberate perturbation (also: --gate --self-test)
   capture     run an engine over a reference case and capture every boundary into a bundle
+  compare     judge one bundle against another (engine vs engine, build vs build, no engine runs)
   verify      check a gate receipt's signature and the files it names
   check       validate bundles (manifest, files, headers, every digest); every problem at once
   keygen      create an Ed25519 key pair for signing receipts
@@ -32,6 +34,7 @@ ${CAPTURE_USAGE}`;
 
 const COMMAND_USAGE: Readonly<Record<string, string>> = {
   capture: CAPTURE_USAGE,
+  compare: COMPARE_USAGE,
   gate: GATE_USAGE,
   '--gate': GATE_USAGE,
   'self-test': SELF_TEST_USAGE,
@@ -59,6 +62,7 @@ function printHelp(rest: readonly string[], io: CliIO): Promise<number> {
 /** Every first argument the tool answers to; the Electron main process runs these without a window. */
 const COMMANDS: Readonly<Record<string, CommandRunner>> = {
   capture: runCaptureCommand,
+  compare: (rest, io) => runCompareCommand(rest, io),
   '--gate': runGateCommand,
   gate: runGateCommand,
   'self-test': (rest, io) => runSelfTestCommand(rest, io),

@@ -69,7 +69,7 @@ describe('structural problems', () => {
     const right = await makeBundle('native', [[tensor('t.x', 'F32', [2], f32([1, 2.5]))]]);
     const without = await compareBoundary({ native: left, reference: right }, 0, 't.x');
     expect(without.outcome).toBe('gap');
-    expect(without.gap).toContain('options.contract');
+    expect(without.gap).toContain('declares no contract (a native bundle): supply one (--contracts FILE');
     const withContract = await compareBoundary({ native: left, reference: right }, 0, 't.x', { contract: faithful({ abs: 0.5 }) });
     expect(withContract.outcome).toBe('pass');
     expect(withContract.contract.kind).toBe('faithful');

@@ -5,7 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { closeSync, cpSync, ftruncateSync, mkdirSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { REPO_ROOT, referenceBundle, tempDirTracker } from '../helpers/paths.ts';
+import { referenceBundle, tempDirTracker } from '../helpers/paths.ts';
 import type { BoundedRun } from '../helpers/run-cli.ts';
 
 export const { tempDir, removeTempDirs } = tempDirTracker('hostile');

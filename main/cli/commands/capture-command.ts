@@ -4,7 +4,9 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { EngineLoadError } from '../../engine-host/engine-errors.ts';
 import { BundleError } from '../../core/bundle/errors.ts';
-import { openBundle, requireReferenceKind } from '../../core/bundle/bundle-reader.ts';
+import { openBundle } from '../../core/bundle/bundle-reader.ts';
+import { CompareInputError } from '../../core/compare/compare-input-error.ts';
+import { admitReference, contractSourceOf } from '../../core/compare/reference-contracts.ts';
 import { confinedChild, PathConfinementError, safePathComponent } from '../../core/bundle/path-confinement.ts';
 import { assertRegularFile, GuardedReadError } from '../../core/io/guarded-read.ts';
 import { createOutputFolder, OutputFolderError } from '../../core/io/output-folder.ts';
@@ -20,6 +22,7 @@ import { stopOnSignals } from '../stop-signals.ts';
 export const CAPTURE_USAGE = `usage: trace-inspector capture [--engine <lib>] [--bundle <reference bundle>] [--out <dir>]
                               [--weights <file>] [--isolation process|thread] [--timeout <seconds>]
                               [--option key=value ...] [--per-pass] [--teacher-force] [--isolate]
+                              [--contracts <file> | --contract bit_exact]
 
 Runs the engine on the reference bundle's inputs and passes, writes the native bundle to --out
 and prints a per-boundary table. Defaults: the built reference engine, the "interleaved" case,
@@ -27,6 +30,8 @@ and prints a per-boundary table. Defaults: the built reference engine, the "inte
 reference's tokens and codes on every pass (the records keep the engine's own choices);
 --isolate also captures <out>-isolated with every injectable boundary fed the reference value and
 prints where error enters (local) vs where it is inherited (accumulated). See docs/self-test.md.
+--contracts FILE / --contract bit_exact supply contracts (docs/compare.md): with them --bundle may
+be a native bundle (another engine's capture) standing as the reference.
 Ctrl+C (SIGINT) or SIGTERM stops the engine and finishes the bundle as "aborted" with every
 sealed pass (exit 130 / 143; a second signal quits at once, leaving it for \`recover\`).
 `;
@@ -42,6 +47,8 @@ const CaptureArgsSchema = z.object({
   'per-pass': z.boolean().default(false),
   'teacher-force': z.boolean().default(false),
   isolate: z.boolean().default(false),
+  contracts: z.string().min(1, { error: '--contracts: expected a file' }).optional(),
+  contract: z.enum(['bit_exact'], { error: '--contract: expected "bit_exact" (other contracts go in a --contracts file)' }).optional(),
 });
 
 function parseCaptureArgs(argv: readonly string[]): z.infer<typeof CaptureArgsSchema> {
@@ -56,6 +63,8 @@ function parseCaptureArgs(argv: readonly string[]): z.infer<typeof CaptureArgsSc
     'per-pass': { type: 'boolean' },
     'teacher-force': { type: 'boolean' },
     isolate: { type: 'boolean' },
+    contracts: { type: 'string' },
+    contract: { type: 'string' },
   }, CaptureArgsSchema);
 }
 
@@ -99,19 +108,22 @@ export async function runCaptureCommand(argv: readonly string[], io: CliIO, comm
     }),
   );
 
+  if (args.contracts !== undefined && args.contract !== undefined) throw new UsageError('capture: give --contracts FILE or --contract bit_exact, not both');
   let caseId: string;
+  let referenceContracts;
   try {
+    referenceContracts = await contractSourceOf({ contractsFile: args.contracts === undefined ? null : resolve(io.cwd, args.contracts), contract: args.contract ?? null });
     // Verified in full here (every file and tensor digest, its padding), once: the capture then
     // opens it without hashing every file again.
-    const reference = await openBundle(referenceDir, { checkPadding: true });
+    const opened = await openBundle(referenceDir, { checkPadding: true });
     try {
-      requireReferenceKind(reference);
+      const reference = await admitReference(opened, referenceContracts);
       caseId = reference.manifest.case.id;
     } finally {
-      await reference.close();
+      await opened.close();
     }
   } catch (error) {
-    if (error instanceof BundleError) throw new UsageError(error.message);
+    if (error instanceof BundleError || error instanceof CompareInputError) throw new UsageError(error.message);
     throw error;
   }
   const weightsPath = args.weights === undefined ? undefined : resolve(io.cwd, args.weights);
@@ -134,6 +146,7 @@ export async function runCaptureCommand(argv: readonly string[], io: CliIO, comm
       library,
       referenceDir,
       referenceVerified: true,
+      referenceContracts,
       outDir,
       ...(weightsPath !== undefined ? { weightsPath } : {}),
       isolation: args.isolation,

@@ -16,6 +16,8 @@ import { defaultUserKey, loadPrivateKey, privateKeyModeWarning } from '../../cor
 import { formatAnnotations, formatStepSummary } from '../../core/report/github-actions.ts';
 import { formatHumanReport } from '../../core/report/human-report.ts';
 import { openBundle, type TraceBundle } from '../../core/bundle/bundle-reader.ts';
+import { CompareInputError } from '../../core/compare/compare-input-error.ts';
+import { contractSourceOf, describeSource } from '../../core/compare/reference-contracts.ts';
 import { BundleError } from '../../core/bundle/errors.ts';
 import { compareLocalVsAccumulated, formatLocalVsAccumulated } from '../../core/capture/local-vs-accumulated.ts';
 import { formatAudioSummary, summarizeAudio } from '../../core/audio/audio-summary.ts';
@@ -37,6 +39,7 @@ export const GATE_USAGE = `usage: trace-inspector --gate [--engine <lib>] [--bun
                             [--key <pem>] [--ledger <file>] [--teacher-force] [--isolate]
                             [--isolation process|thread] [--timeout <seconds>]
                             [--option key=value]... [--weights <file>] [--work <dir>] [--self-test]
+                            [--contracts <file> | --contract bit_exact]
 
 Runs the engine over every case, compares every boundary of every pass with the reference and
 the fp64 oracle, prints the verdicts and the seals (last lines), writes a signed receipt, and
@@ -47,7 +50,9 @@ exits 0 (FIDELITY: OK or INCOMPLETE with PASSED / PASSED_WITH_GAPS), 1 (OVERALL:
 --timeout 60. A --bundle uses its sibling oracle-f64 folder as oracle when there is one
 (--oracle names it for a single --bundle). --strict turns gaps into a failure. --weights names
 the weights for every case when a reference's provenance.model.weights_file lies outside the
-weights roots; their sha256 must still be the reference's weights_sha256.
+weights roots; their sha256 must still be the reference's weights_sha256. --contracts FILE /
+--contract bit_exact supply contracts (docs/compare.md): with them a --bundle may be a native
+bundle (another engine's capture) standing as the reference.
 See docs/gate.md.
 `;
 
@@ -68,6 +73,8 @@ const GateArgsSchema = z.object({
   option: engineOptionsArg,
   weights: z.string().min(1, { error: '--weights: expected a weights file' }).optional(),
   work: z.string().min(1, { error: '--work: expected a folder' }).optional(),
+  contracts: z.string().min(1, { error: '--contracts: expected a file' }).optional(),
+  contract: z.enum(['bit_exact'], { error: '--contract: expected "bit_exact" (other contracts go in a --contracts file)' }).optional(),
 });
 type GateArgs = z.infer<typeof GateArgsSchema>;
 
@@ -89,6 +96,8 @@ export function parseGateArgs(argv: readonly string[]): GateArgs {
     option: { type: 'string', multiple: true },
     weights: { type: 'string' },
     work: { type: 'string' },
+    contracts: { type: 'string' },
+    contract: { type: 'string' },
   }, GateArgsSchema);
 }
 
@@ -154,7 +163,8 @@ interface SigningKey {
   description: string;
 }
 
-function signingKey(args: GateArgs, io: CliIO): SigningKey {
+/** The key that signs a receipt: --key, else the per-user default (created on first use); `label` prefixes the messages. */
+export function signingKey(args: { key?: string | undefined }, io: CliIO, label = 'gate'): SigningKey {
   try {
     if (args.key !== undefined) {
       const path = resolve(io.cwd, args.key);
@@ -162,18 +172,18 @@ function signingKey(args: GateArgs, io: CliIO): SigningKey {
       // refusal, never chmod advice.
       const privateKey = loadPrivateKey(path);
       const warning = privateKeyModeWarning(path);
-      if (warning !== null) io.stderr(`gate: warning: ${warning}\n`);
+      if (warning !== null) io.stderr(`${label}: warning: ${warning}\n`);
       return { privateKey, description: `key ${path}` };
     }
     const key = defaultUserKey(io.env);
     io.stderr(
       key.created
-        ? `gate: created your default signing key ${key.privateKeyPath} (public key ${key.publicKeyPath}); receipts are signed with it\n`
-        : `gate: signing with your default key ${key.privateKeyPath} (public key ${key.publicKeyPath})\n`,
+        ? `${label}: created your default signing key ${key.privateKeyPath} (public key ${key.publicKeyPath}); receipts are signed with it\n`
+        : `${label}: signing with your default key ${key.privateKeyPath} (public key ${key.publicKeyPath})\n`,
     );
     return { privateKey: key.privateKey, description: `default key ${key.privateKeyPath}` };
   } catch (error) {
-    if (error instanceof ReceiptError) throw new UsageError(`--gate: ${error.message}`);
+    if (error instanceof ReceiptError) throw new UsageError(`${label === 'gate' ? '--gate' : label}: ${error.message}`);
     throw error;
   }
 }
@@ -214,6 +224,14 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
     if (clash !== index) throw new UsageError(`${outputs[clash]?.[0]} and ${flag} name the same file ${path}`);
   }
   await assertEmptyWork(workDir);
+  if (args.contracts !== undefined && args.contract !== undefined) throw new UsageError('--gate: give --contracts FILE or --contract bit_exact, not both');
+  let supplied;
+  try {
+    supplied = await contractSourceOf({ contractsFile: args.contracts === undefined ? null : resolve(io.cwd, args.contracts), contract: args.contract ?? null });
+  } catch (error) {
+    if (error instanceof CompareInputError) throw new UsageError(`--gate: ${error.message}`);
+    throw error;
+  }
   const key = signingKey(args, io);
 
   const options: GateOptions = {
@@ -228,6 +246,7 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
     workDir,
     ledgerFile: args.ledger !== undefined ? resolve(io.cwd, args.ledger) : null,
     command: commandLine,
+    referenceContracts: supplied === null ? null : describeSource(supplied),
     ...(args.weights !== undefined ? { weightsPath: resolve(io.cwd, args.weights) } : {}),
   };
   io.stderr(`gate: engine ${library}\ngate: ${cases.length} case(s); work folder ${workDir}\n`);

@@ -84,11 +84,11 @@ interface TensorLocation {
 
 /**
  * Why a native bundle is refused where a reference is expected: it holds no contracts, so every
- * boundary would be judged against nothing. (Engine-vs-engine comparison needs contracts supplied
- * from elsewhere; until then it is refused.)
+ * boundary would be judged against nothing. With contracts supplied from elsewhere (--contracts,
+ * --contract: main/core/compare/reference-contracts.ts) it is admitted.
  */
 export const NATIVE_AS_REFERENCE =
-  'a native bundle (a captured engine run) cannot be a reference until contracts are supplied: it declares no contract for any boundary, so nothing could be judged; give the case\'s reference bundle';
+  'a native bundle (a captured engine run) cannot be a reference until contracts are supplied (--contracts FILE or --contract bit_exact, docs/compare.md): it declares no contract for any boundary, so nothing could be judged; give the case\'s reference bundle';
 
 /** Refuses a bundle that is not a reference where one is expected, naming the file and `kind`. */
 export function requireReferenceKind(bundle: TraceBundle): void {

@@ -13,7 +13,10 @@ import { readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { EngineCallError, EngineHostDeadError, EngineHostError } from '../../engine-host/engine-errors.ts';
 import { EngineHost, type Isolation, type PassResult } from '../../engine-host/engine-host.ts';
-import { openBundle, requireReferenceKind, resolveWeights, type TraceBundle } from '../bundle/bundle-reader.ts';
+import { openBundle, resolveWeights, type TraceBundle } from '../bundle/bundle-reader.ts';
+import { CompareInputError } from '../compare/compare-input-error.ts';
+import type { ContractSource } from '../compare/contracts-file.ts';
+import { admitReference } from '../compare/reference-contracts.ts';
 import { acquireCaptureLock, CAPTURE_LOCK_FILE_NAME, CaptureLockedError, lockHolderAlive, readCaptureLock, type CaptureLock } from '../bundle/capture-lock.ts';
 import { JOURNAL_FILE_NAME } from '../bundle/capture-journal.ts';
 import { sha256File } from '../bundle/digest.ts';
@@ -37,6 +40,11 @@ export interface CaptureOptions {
   library: string;
   /** The reference bundle whose case is run. */
   referenceDir: string;
+  /**
+   * Contracts supplied from elsewhere (--contracts / --contract): they let a native bundle be the
+   * reference, and replace the reference's own where a rule matches (reference-contracts.ts).
+   */
+  referenceContracts?: ContractSource | null;
   /** Where the native bundle is written; must not exist or be empty. */
   outDir: string;
   /**
@@ -487,12 +495,14 @@ function abortReason(signal: AbortSignal): string {
 }
 
 export async function captureRun(options: CaptureOptions): Promise<CaptureResult> {
-  const reference = await openBundle(resolve(options.referenceDir), options.referenceVerified === true ? { verify: 'none' } : { checkPadding: true });
+  const opened = await openBundle(resolve(options.referenceDir), options.referenceVerified === true ? { verify: 'none' } : { checkPadding: true });
+  let reference: TraceBundle;
   try {
-    // A native bundle holds no contracts: as a reference every row would be judged against nothing.
-    requireReferenceKind(reference);
+    // A native bundle holds no contracts: it is a reference only with contracts supplied.
+    reference = await admitReference(opened, options.referenceContracts ?? null);
   } catch (error) {
-    await reference.close();
+    await opened.close();
+    if (error instanceof CompareInputError) throw new CaptureUsageError(error.message);
     throw error;
   }
   const outDir = resolve(options.outDir);

@@ -350,7 +350,7 @@ export async function compareBoundary(sides: CompareSides, pass: number, name: s
   if (declared === null) {
     return gapResult(
       blankResult(pass, referenceEntry, placeholderContract('no contract declared')),
-      `the reference entry declares no contract (a ${sides.reference.manifest.kind} bundle); pass options.contract`,
+      `the reference entry declares no contract (a ${sides.reference.manifest.kind} bundle): supply one (--contracts FILE with a rule that matches it, or --contract bit_exact; docs/compare.md)`,
     );
   }
   const contract: Contract = declared;

@@ -4,6 +4,7 @@
 // with its key statistics, the contracts used, the strict flag, the tool, times and the runs.
 // A crashed run gets a receipt too: it is evidence of the failure.
 import type { KeyObject } from 'node:crypto';
+import { basename } from 'node:path';
 import type { Subject } from '../receipt/in-toto.ts';
 import { writeReceipt, type WrittenReceipt } from '../receipt/receipt.ts';
 import type { BoundaryVerdict, ComparisonRecord, GateResult } from './gate-types.ts';
@@ -27,6 +28,9 @@ export function gateReceiptSubjects(result: GateResult): Subject[] {
     if (item.oracle !== null) add(item.oracle.subjectName, item.oracle.manifestSha256);
     add(item.weights.subjectName, item.weights.sha256);
   }
+  // A contracts file supplied with --contracts decided verdicts: pinned like a manifest.
+  const supplied = result.options.referenceContracts;
+  if (supplied?.file != null && supplied.sha256 !== null) add(basename(supplied.file), supplied.sha256);
   return subjects;
 }
 
@@ -178,6 +182,9 @@ export function gateReceiptPredicate(result: GateResult): Record<string, unknown
       engineOptions: result.options.engineOptions,
       teacherForce: result.options.teacherForce,
       isolate: result.options.isolate,
+      ...(result.options.referenceContracts != null
+        ? { referenceContracts: { ...result.options.referenceContracts, file: result.options.referenceContracts.file === null ? null : basename(result.options.referenceContracts.file) } }
+        : {}),
     },
     ledger: result.ledger.map((entry) => ({ id: entry.id, boundary: entry.boundary, passes: entry.passes, case: entry.case, reason: entry.reason })),
     counts: result.counts,

@@ -20,6 +20,10 @@ import type { BundleManifest, Contract, RunOutcome } from '../bundle/manifest-sc
 import { CaptureAbortedError, CaptureUsageError, captureRun, type CaptureOptions, type CaptureResult } from '../capture/capture-run.ts';
 import { safePathComponent } from '../bundle/path-confinement.ts';
 import { toolInfo } from '../tool/tool-info.ts';
+import { CompareInputError } from '../compare/compare-input-error.ts';
+import type { ContractSource } from '../compare/contracts-file.ts';
+import { withContracts } from '../compare/contracted-bundle.ts';
+import { admitReference } from '../compare/reference-contracts.ts';
 import { judgeCase, type RunStop } from './case-verdicts.ts';
 import {
   emptyCounts,
@@ -65,7 +69,7 @@ interface PreparedCase {
 }
 
 
-async function openValidated(dir: string, expectedKind: 'reference' | 'oracle-f64', role: string): Promise<TraceBundle> {
+async function openValidated(dir: string, expectedKind: 'reference' | 'oracle-f64', role: string, contracts: ContractSource | null = null): Promise<TraceBundle> {
   let bundle: TraceBundle;
   try {
     bundle = await openBundle(dir, { checkPadding: true });
@@ -74,6 +78,18 @@ async function openValidated(dir: string, expectedKind: 'reference' | 'oracle-f6
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') throw new GateUsageError(`${role} bundle ${dir}: no such bundle folder`);
     throw error;
+  }
+  if (expectedKind === 'reference' && contracts !== null) {
+    // Supplied contracts (--contracts / --contract) let a native bundle be the reference; every
+    // rule is evaluated now, so a rule that cannot apply is refused before the engine runs.
+    try {
+      await admitReference(bundle, contracts);
+      return bundle;
+    } catch (error) {
+      await bundle.close();
+      if (error instanceof BundleError || error instanceof CompareInputError) throw new GateUsageError(`${role} bundle ${dir}: ${error.message}`);
+      throw error;
+    }
   }
   if (bundle.manifest.kind !== expectedKind) {
     await bundle.close();
@@ -112,7 +128,7 @@ async function prepareCases(options: GateOptions): Promise<PreparedCase[]> {
   const folders = new Set<string>();
   for (const given of options.cases) {
     const referenceDir = resolve(given.referenceDir);
-    const reference = await openValidated(referenceDir, 'reference', 'reference');
+    const reference = await openValidated(referenceDir, 'reference', 'reference', options.referenceContracts?.source ?? null);
     try {
       const caseId = reference.manifest.case.id;
       const earlier = seen.get(caseId);
@@ -329,6 +345,7 @@ export async function runGate(options: GateOptions, progress?: (event: GateProgr
       command: options.command ?? `trace-inspector --gate (case ${item.caseId})`,
       // Verified in full (every file and tensor digest, padding) before any engine ran.
       referenceVerified: true,
+      referenceContracts: options.referenceContracts?.source ?? null,
       onPass: (pass) =>
         progress?.({
           kind: 'pass',
@@ -363,7 +380,7 @@ export async function runGate(options: GateOptions, progress?: (event: GateProgr
     const nativeManifest = capture?.manifestPath ?? null;
     const nativeFolder = nativeManifest === null ? null : nativeDir;
 
-    const reference = capture?.reference ?? (await openBundle(item.referenceDir, { verify: 'none' }));
+    const reference = capture?.reference ?? (await withContracts(await openBundle(item.referenceDir, { verify: 'none' }), options.referenceContracts?.source ?? null));
     const opened = await openNative(nativeFolder);
     let nativeUnreadable = opened.unreadable;
     if (nativeFolder === null && run.outcome.status !== 'completed') {
@@ -451,6 +468,10 @@ export async function runGate(options: GateOptions, progress?: (event: GateProgr
       isolate: options.isolate,
       workDir,
       ledgerFile,
+      referenceContracts:
+        options.referenceContracts == null
+          ? null
+          : { description: options.referenceContracts.description, file: options.referenceContracts.file, sha256: options.referenceContracts.sha256 },
     },
     engine,
     ledger: ledger.entries,

@@ -4,6 +4,7 @@
 // every serialiser writes them as strings ("NaN", "Infinity", "-Infinity").
 import type { AudioBounds, Contract, RunOutcome, RunStatus } from '../bundle/manifest-schema.ts';
 import type { TeacherForcingSummary } from '../capture/teacher-forcing.ts';
+import type { SuppliedContracts } from '../compare/reference-contracts.ts';
 import type { AudioMetricValues, AudioViolation, BoundaryComparison, MismatchClass, StructuralProblem } from '../compare/comparison-types.ts';
 
 export type Isolation = 'process' | 'thread';
@@ -40,6 +41,11 @@ export interface GateOptions {
   workDir: string;
   /** A known-gap ledger file; null: a known-gaps.json beside each reference bundle, if any. */
   ledgerFile: string | null;
+  /**
+   * Contracts supplied from elsewhere (--contracts / --contract): a native bundle may then be the
+   * reference, and a contracts file's rules replace a reference's own contracts where they match.
+   */
+  referenceContracts?: SuppliedContracts | null;
   /** The command line recorded in the native bundles' provenance. */
   command?: string;
   /**
@@ -259,6 +265,8 @@ export interface GateResult {
     isolate: boolean;
     workDir: string;
     ledgerFile: string | null;
+    /** Where supplied contracts came from (a contracts file is a receipt subject); absent or null: the references' own. */
+    referenceContracts?: { description: string; file: string | null; sha256: string | null } | null;
   };
   engine: EngineSummary;
   ledger: LedgerEntry[];

@@ -10,6 +10,8 @@ export interface HumanReportOptions {
   maxRows?: number;
   /** Files written by this run, listed before the seals. */
   files?: { label: string; path: string }[];
+  /** Replaces the gate's header (compare names two bundles, not an engine run). */
+  header?: string[];
 }
 
 function provenanceLine(item: CaseResult): string {
@@ -38,6 +40,7 @@ function header(result: GateResult): string[] {
       `${result.options.teacherForce ? ', teacher forcing' : ''}${result.options.isolate ? ', layer isolation' : ''}` +
       `, options ${Object.keys(result.options.engineOptions).length === 0 ? 'none' : Object.entries(result.options.engineOptions).map(([key, value]) => `${key}=${value}`).join(' ')}`,
   ];
+  if (result.options.referenceContracts != null) lines.push(`contracts ${result.options.referenceContracts.description}`);
   if (result.ledger.length > 0) lines.push(`ledger   ${result.ledger.length} known gap(s): ${result.ledger.map((entry) => entry.id).join(', ')}`);
   for (const item of result.cases) {
     lines.push(`case     ${item.id}`);
@@ -127,7 +130,7 @@ function audioStreams(result: GateResult): string[] {
 export function formatHumanReport(result: GateResult, options: HumanReportOptions = {}): string {
   const maxRows = options.maxRows ?? 25;
   const streams = audioStreams(result);
-  const lines: string[] = [...header(result), '', ...caseSummary(result), '', ...(streams.length > 0 ? [...streams, ''] : [])];
+  const lines: string[] = [...(options.header ?? header(result)), '', ...caseSummary(result), '', ...(streams.length > 0 ? [...streams, ''] : [])];
 
   const notPassing = rowsWorstFirst(result).filter((verdict) => verdict.verdict !== 'PASS');
   const total = result.cases.reduce((sum, item) => sum + item.verdicts.length, 0);

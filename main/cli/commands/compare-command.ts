@@ -1,0 +1,178 @@
+// `trace-inspector compare <reference bundle> <candidate bundle>`: judges one existing bundle
+// against another (no engine runs) with the gate's verdicts, reports and seals, writes a signed
+// receipt whose subjects are both bundles, and exits 0 (pass), 1 (fail) or 2 (bad usage or
+// invalid input). `--baseline <bundle> <candidate>` is the regression mode: bit for bit against a
+// stored capture of the last release. See docs/compare.md.
+import { existsSync } from 'node:fs';
+import { appendFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { COMPARE_RECEIPT_FILE_NAME, writeCompareReceipt } from '../../core/compare/compare-receipt.ts';
+import { compareEvidenceChanged } from '../../core/compare/compare-recheck.ts';
+import { compareHeader } from '../../core/compare/compare-report.ts';
+import { CompareUsageError, runCompare, type CompareResult } from '../../core/compare/compare-run.ts';
+import { formatAnnotations, formatStepSummary } from '../../core/report/github-actions.ts';
+import { formatHumanReport } from '../../core/report/human-report.ts';
+import { serializeGateResult } from '../../core/report/json-report.ts';
+import { formatJunit } from '../../core/report/junit-report.ts';
+import { writeNewFileAtomically } from '../../core/report/new-file.ts';
+import { EXIT_FAILURE, EXIT_USAGE, UsageError, type CliIO } from '../cli-io.ts';
+import { signingKey } from './gate-command.ts';
+
+export const COMPARE_USAGE = `usage: trace-inspector compare <reference bundle> <candidate bundle> [--oracle <bundle>]
+                               [--contracts <file> | --contract bit_exact] [--map <file>]
+                               [--strict] [--receipt <file>] [--json <file>] [--junit <file>]
+                               [--key <pem>] [--ledger <file>]
+       trace-inspector compare --baseline <bundle> <candidate bundle> [same options]
+
+Judges the candidate bundle against the reference bundle, boundary by boundary, pass by pass,
+without running any engine: either may be a reference, an oracle-f64 or a native capture. Prints
+the gate's verdicts and seals (last lines), writes a signed receipt whose subjects are both
+bundles (default runs/compare-<time>/${COMPARE_RECEIPT_FILE_NAME}), and exits 0 (PASSED or
+PASSED_WITH_GAPS), 1 (OVERALL: FAIL) or 2 (bad usage or invalid input).
+Contracts: the reference's own; --contracts FILE (boundary-name patterns -> "bit_exact",
+{"faithful_from_k": K} or a full contract) replaces them where a rule matches; a reference that
+declares none (a native capture) is judged bit_exact (--contract bit_exact, the default).
+--map FILE renames (and may permute or widen) candidate boundaries to the reference's names and
+declares the ones that have no counterpart. --oracle names a second implementation: where the
+candidate passes one and fails the other the row is REVIEW_REQUIRED. --baseline gates the
+candidate bit for bit against a stored bundle of the last release. See docs/compare.md.
+`;
+
+const CompareArgsSchema = z.object({
+  baseline: z.string().min(1, { error: '--baseline: expected a bundle folder' }).optional(),
+  oracle: z.string().min(1, { error: '--oracle: expected a bundle folder' }).optional(),
+  contracts: z.string().min(1, { error: '--contracts: expected a file' }).optional(),
+  contract: z.enum(['bit_exact'], { error: '--contract: expected "bit_exact" (other contracts go in a --contracts file)' }).default('bit_exact'),
+  map: z.string().min(1, { error: '--map: expected a file' }).optional(),
+  strict: z.boolean().default(false),
+  receipt: z.string().min(1, { error: '--receipt: expected a file' }).optional(),
+  junit: z.string().min(1, { error: '--junit: expected a file' }).optional(),
+  json: z.string().min(1, { error: '--json: expected a file' }).optional(),
+  key: z.string().min(1, { error: '--key: expected a PEM private key file' }).optional(),
+  ledger: z.string().min(1, { error: '--ledger: expected a file' }).optional(),
+});
+
+function parseCompareArgs(argv: readonly string[]): { args: z.infer<typeof CompareArgsSchema>; reference: string; candidate: string } {
+  let values: Record<string, unknown>;
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args: [...argv],
+      options: {
+        baseline: { type: 'string' },
+        oracle: { type: 'string' },
+        contracts: { type: 'string' },
+        contract: { type: 'string' },
+        map: { type: 'string' },
+        strict: { type: 'boolean' },
+        receipt: { type: 'string' },
+        junit: { type: 'string' },
+        json: { type: 'string' },
+        key: { type: 'string' },
+        ledger: { type: 'string' },
+      },
+      strict: true,
+      allowPositionals: true,
+    }));
+  } catch (error) {
+    throw new UsageError(`compare: ${(error as Error).message}`);
+  }
+  const parsed = CompareArgsSchema.safeParse(values);
+  if (!parsed.success) throw new UsageError(`compare: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`);
+  const args = parsed.data;
+  if (args.contracts !== undefined && values['contract'] !== undefined) throw new UsageError('compare: give --contracts FILE or --contract bit_exact, not both');
+  const wanted = args.baseline !== undefined ? 1 : 2;
+  if (positionals.length !== wanted) {
+    throw new UsageError(
+      args.baseline !== undefined
+        ? `compare: --baseline <bundle> takes one more bundle, the candidate; got ${positionals.length}`
+        : `compare: expected two bundles, the reference and the candidate; got ${positionals.length}`,
+    );
+  }
+  const reference = args.baseline ?? (positionals[0] as string);
+  const candidate = positionals[wanted - 1] as string;
+  return { args, reference, candidate };
+}
+
+function timestamp(): string {
+  return new Date().toISOString().replace(/[:.]/g, '-');
+}
+
+export async function runCompareCommand(argv: readonly string[], io: CliIO): Promise<number> {
+  const { args, reference, candidate } = parseCompareArgs(argv);
+  const receipt = resolve(io.cwd, args.receipt ?? join('runs', `compare-${timestamp()}`, COMPARE_RECEIPT_FILE_NAME));
+  const outputs = [
+    ['--receipt', receipt],
+    ...(args.json !== undefined ? [['--json', resolve(io.cwd, args.json)]] : []),
+    ...(args.junit !== undefined ? [['--junit', resolve(io.cwd, args.junit)]] : []),
+  ] as [string, string][];
+  for (const [flag, path] of outputs) {
+    if (existsSync(path)) throw new UsageError(`compare: ${flag} ${path} already exists; compare never overwrites its outputs (choose another path or move it away)`);
+  }
+  for (const [index, [flag, path]] of outputs.entries()) {
+    const clash = outputs.findIndex(([, other]) => other === path);
+    if (clash !== index) throw new UsageError(`compare: ${outputs[clash]?.[0]} and ${flag} name the same file ${path}`);
+  }
+  const key = signingKey(args, io, 'compare');
+
+  let result: CompareResult;
+  try {
+    result = await runCompare({
+      referenceDir: resolve(io.cwd, reference),
+      candidateDir: resolve(io.cwd, candidate),
+      oracleDir: args.oracle === undefined ? null : resolve(io.cwd, args.oracle),
+      contractsFile: args.contracts === undefined ? null : resolve(io.cwd, args.contracts),
+      defaultContract: args.contract,
+      mapFile: args.map === undefined ? null : resolve(io.cwd, args.map),
+      baseline: args.baseline !== undefined,
+      strict: args.strict,
+      ledgerFile: args.ledger === undefined ? null : resolve(io.cwd, args.ledger),
+    });
+  } catch (error) {
+    if (error instanceof CompareUsageError) throw new UsageError(`compare: ${error.message}`);
+    throw error;
+  }
+  for (const warning of result.warnings) io.stderr(`compare: warning: ${warning}\n`);
+  const changed = await compareEvidenceChanged(result);
+  if (changed !== null) {
+    io.stderr(`compare: ${changed}\ncompare: the evidence is not what was judged: no receipt or report was written (exit 2)\n`);
+    return EXIT_USAGE;
+  }
+
+  const files: { label: string; path: string }[] = [];
+  let writeFailed = false;
+  const attempt = async (label: string, path: string, write: () => Promise<unknown>): Promise<void> => {
+    try {
+      await write();
+      files.push({ label, path });
+    } catch (error) {
+      writeFailed = true;
+      io.stderr(`compare: cannot write the ${label} ${path}: ${(error as Error).message}\n`);
+    }
+  };
+  if (args.json !== undefined) await attempt('json', resolve(io.cwd, args.json), () => writeNewFileAtomically(resolve(io.cwd, args.json as string), serializeGateResult(result)));
+  if (args.junit !== undefined) await attempt('junit', resolve(io.cwd, args.junit), () => writeNewFileAtomically(resolve(io.cwd, args.junit as string), formatJunit(result)));
+  await attempt('receipt', receipt, () => writeCompareReceipt(result, receipt, key.privateKey));
+
+  if (io.env['GITHUB_ACTIONS'] === 'true') {
+    const workspace = io.env['GITHUB_WORKSPACE'] ?? io.cwd;
+    for (const line of formatAnnotations(result, { workspace })) io.stdout(`${line}\n`);
+    for (const row of result.comparison.map?.unmapped ?? []) io.stdout(`::notice title=trace-inspector compare: unmapped on purpose::${row.candidate}: ${row.reason}\n`);
+    const summaryFile = io.env['GITHUB_STEP_SUMMARY'];
+    if (summaryFile) {
+      try {
+        await appendFile(summaryFile, formatStepSummary(result), 'utf8');
+      } catch (error) {
+        io.stderr(`compare: cannot append the step summary to ${summaryFile}: ${(error as Error).message}\n`);
+      }
+    }
+  }
+  io.stdout(formatHumanReport(result, { files, header: compareHeader(result) }));
+  if (writeFailed) {
+    io.stderr('compare: an output could not be written: exit 1 whatever the seals say (a comparison without its evidence does not pass)\n');
+    return EXIT_FAILURE;
+  }
+  return result.seals.exitCode;
+}

@@ -1,0 +1,339 @@
+// runCompare: `trace-inspector compare <reference> <candidate>` — judges one existing bundle
+// against another without running any engine, with the gate's machinery: every (pass, boundary)
+// is judged by judgeCase (case-verdicts.ts) into the gate's verdicts, the run is sealed by
+// computeSeals, and the result has the gate's shape, so the gate's reports, annotations and
+// receipt code serve it unchanged (compare-receipt.ts adds the comparison's own subjects).
+//
+// Either side may be a reference, an oracle-f64 or a native bundle. Contracts come from the
+// reference's manifest, a contracts file, or the bit_exact default (contracts-file.ts); a map file
+// lines up a candidate that names or lays out its boundaries differently (boundary-map.ts); an
+// oracle (`--oracle`) is a second implementation with equal authority: where the two disagree the
+// row is REVIEW_REQUIRED, as in the gate.
+//
+// Everything is validated before anything is judged, exactly as the gate does it: every bundle's
+// manifest, confined paths, every file's and every tensor's digest, the reference's and oracle's
+// own padding, the contracts and map files. A problem there is a CompareUsageError (exit 2).
+import { basename, dirname, resolve } from 'node:path';
+import type { EngineBoundary, EngineDescription } from '../../engine-host/engine-description.ts';
+import { openBundle, type TraceBundle } from '../bundle/bundle-reader.ts';
+import { sha256File } from '../bundle/digest.ts';
+import { BundleError } from '../bundle/errors.ts';
+import type { BundleManifest, Contract } from '../bundle/manifest-schema.ts';
+import { judgeCase, type RunStop } from '../gate/case-verdicts.ts';
+import { emptyCounts, type BundleSummary, type CaseResult, type CaseRun, type EngineSummary, type GapRecord, type GateResult } from '../gate/gate-types.ts';
+import { LedgerError, loadLedger } from '../gate/ledger.ts';
+import { computeSeals } from '../gate/seals.ts';
+import { toolInfo } from '../tool/tool-info.ts';
+import { loadBoundaryMap } from './boundary-map.ts';
+import { CompareInputError } from './compare-input-error.ts';
+import { withContracts } from './contracted-bundle.ts';
+import { loadContractsFile, type ContractSource } from './contracts-file.ts';
+import { applyBoundaryMap, type MapReport } from './mapped-bundle.ts';
+
+/** compare cannot run as asked: bad flags, invalid bundles, contracts or map file (exit 2). */
+export class CompareUsageError extends Error {
+  override name = 'CompareUsageError';
+}
+
+export interface CompareRunOptions {
+  referenceDir: string;
+  candidateDir: string;
+  /** A second implementation judged beside the reference (--oracle), or null. */
+  oracleDir: string | null;
+  /** --contracts FILE, or null. */
+  contractsFile: string | null;
+  /** --contract bit_exact: the contract of every boundary that declares none (the default for a reference that declares none). */
+  defaultContract: 'bit_exact';
+  /** --map FILE, or null. */
+  mapFile: string | null;
+  /** Regression mode (--baseline): every boundary bit_exact, unless a contracts file says otherwise. */
+  baseline: boolean;
+  strict: boolean;
+  /** A known-gap ledger file; null: a known-gaps.json beside the reference bundle, if any. */
+  ledgerFile: string | null;
+}
+
+/** Where the contracts came from, as the reports and the receipt state it. */
+export interface ContractsUsed {
+  kind: ContractSource['kind'] | 'manifest';
+  /** For a contracts file: its path and sha256 (a receipt subject). */
+  file: string | null;
+  sha256: string | null;
+  /** One sentence. */
+  description: string;
+}
+
+export interface ComparisonFacts {
+  reference: BundleSummary;
+  candidate: BundleSummary;
+  oracle: BundleSummary | null;
+  contracts: ContractsUsed;
+  map: MapReport | null;
+  baseline: boolean;
+}
+
+/** The gate's result shape (so every gate report serves compare) plus what the comparison was. */
+export interface CompareResult extends GateResult {
+  comparison: ComparisonFacts;
+}
+
+async function openEvidence(dir: string, role: string, checkPadding: boolean): Promise<TraceBundle> {
+  try {
+    return await openBundle(dir, { checkPadding });
+  } catch (error) {
+    if (error instanceof BundleError) throw new CompareUsageError(`${role} bundle ${dir} is not valid: ${error.message}`);
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw new CompareUsageError(`${role} bundle ${dir}: no such bundle folder`);
+    throw error;
+  }
+}
+
+async function summarize(bundle: TraceBundle, subjectName: string): Promise<BundleSummary> {
+  const { manifest } = bundle;
+  return {
+    dir: bundle.dir,
+    manifestPath: bundle.manifestPath,
+    manifestSha256: (await sha256File(bundle.manifestPath)).sha256,
+    subjectName,
+    kind: manifest.kind,
+    caseDescription: manifest.case.description,
+    precision: manifest.provenance.precision,
+    generator: { implementation: manifest.provenance.generator.implementation, revision: manifest.provenance.generator.revision, dirty: manifest.provenance.generator.dirty },
+    runtime: { ...manifest.provenance.runtime },
+    createdAt: manifest.provenance.created_at,
+    passes: manifest.passes.length,
+    boundaries: manifest.passes.reduce((sum, pass) => sum + pass.boundaries.length, 0),
+  };
+}
+
+/** A reference must be a whole run: a crashed or stopped capture cannot be the truth. */
+function requireCompletedRun(bundle: TraceBundle, role: string): void {
+  const run = bundle.manifest.run;
+  if (run !== undefined && run !== null && run.status !== 'completed') {
+    throw new CompareUsageError(`${role} bundle ${bundle.dir}: ${bundle.manifestPath}: run.status: is "${run.status}"; a ${role} must be a completed run (${run.message || 'no message'})`);
+  }
+}
+
+/** Both sides must have run the same case on the same inputs, else nothing they hold is comparable. */
+function requireSameCase(reference: TraceBundle, other: TraceBundle, role: string): void {
+  if (other.manifest.case.id !== reference.manifest.case.id) {
+    throw new CompareUsageError(`${role} bundle ${other.dir}: ${other.manifestPath}: case.id: is "${other.manifest.case.id}", the reference ${reference.manifestPath} is case "${reference.manifest.case.id}"`);
+  }
+  for (const [index, input] of other.manifest.inputs.entries()) {
+    const mine = reference.input(input.name);
+    if (mine !== undefined && mine.sha256 !== input.sha256) {
+      throw new CompareUsageError(
+        `${role} bundle ${other.dir}: ${other.manifestPath}: inputs[${index}].sha256: input ${input.name} differs from the reference's (${reference.manifestPath}): the two runs did not read the same inputs`,
+      );
+    }
+  }
+}
+
+/** The candidate's producer, as the gate's reports name an engine. */
+function producerOf(candidate: BundleSummary, manifest: BundleManifest, catalogue: string[]): EngineSummary {
+  const runtime = manifest.provenance.runtime;
+  const text = (key: string): string | null => (typeof runtime[key] === 'string' ? (runtime[key] as string) : null);
+  const abi = runtime['engine_abi_version'];
+  return {
+    library: candidate.manifestPath,
+    sha256: candidate.manifestSha256,
+    subjectName: candidate.subjectName,
+    name: text('engine_name') ?? manifest.provenance.generator.implementation,
+    version: text('engine_version') ?? manifest.provenance.generator.revision,
+    buildId: text('engine_build_id') ?? '',
+    abiVersion: typeof abi === 'number' ? abi : 0,
+    catalogue,
+  };
+}
+
+/**
+ * No engine declares anything here: every boundary the reference records is expected of the
+ * candidate in the passes where the reference has it (missing there is FAIL, kind missing), in
+ * the reference's order.
+ */
+function referenceCatalogue(reference: TraceBundle): EngineDescription {
+  const boundaries: EngineBoundary[] = [];
+  const seen = new Set<string>();
+  for (const pass of reference.passes) {
+    for (const entry of pass.boundaries) {
+      if (seen.has(entry.name)) continue;
+      seen.add(entry.name);
+      boundaries.push({ name: entry.name, stage: entry.stage, dtype: entry.dtype, shape: [...entry.shape], emit: 'every_pass', injectable: false, doc: '' });
+    }
+  }
+  return { abi_version: 1, engine: { name: 'reference bundle', version: '', build_id: '' }, model: {}, inputs: [], boundaries, options: [] };
+}
+
+function describeCandidateRun(candidate: TraceBundle, passesExpected: number): { run: CaseRun; stop: RunStop | null } {
+  const outcome = candidate.manifest.run ?? { status: 'completed' as const, message: '', last_pass: null, last_boundary: null };
+  const passesCompleted = candidate.passes.length;
+  if (outcome.status === 'completed') return { run: { outcome, passesExpected, passesCompleted, signal: null, summary: '' }, stop: null };
+  const pass = outcome.last_pass ?? 0;
+  const summary =
+    `the candidate's run ended ${outcome.status} in pass ${pass}, ${outcome.last_boundary === null ? 'before its first boundary' : `after boundary ${outcome.last_boundary}`}` +
+    `${outcome.message ? `: ${outcome.message}` : ''}`;
+  return { run: { outcome, passesExpected, passesCompleted, signal: null, summary }, stop: { pass, description: summary } };
+}
+
+/**
+ * Subject names: `<bundle folder>/manifest.json`; where two bundle folders share a name, one more
+ * level (`<parent>/<folder>/manifest.json`), and the role in front if that still collides.
+ */
+function subjectNames(dirs: { role: string; dir: string }[]): Map<string, string> {
+  const short = (dir: string): string => basename(dir);
+  const longer = (dir: string): string => `${basename(dirname(dir))}/${basename(dir)}`;
+  const clashes = (name: (dir: string) => string, dir: string): boolean => dirs.filter((other) => name(other.dir) === name(dir)).length > 1;
+  const names = new Map<string, string>();
+  for (const { role, dir } of dirs) {
+    const folder = !clashes(short, dir) ? short(dir) : !clashes(longer, dir) ? longer(dir) : `${role}/${longer(dir)}`;
+    names.set(role, `${folder}/manifest.json`);
+  }
+  return names;
+}
+
+async function contractSource(options: CompareRunOptions, reference: TraceBundle): Promise<{ source: ContractSource | null; used: ContractsUsed }> {
+  if (options.contractsFile !== null) {
+    const file = await loadContractsFile(resolve(options.contractsFile));
+    return { source: file, used: { kind: 'file', file: file.path, sha256: file.sha256, description: `contracts file ${file.path} (${file.rules.length} rule(s); boundaries no rule matches keep the reference's own contract)` } };
+  }
+  if (options.baseline) {
+    const why = 'regression mode (--baseline): every boundary bit for bit against the stored baseline';
+    return { source: { kind: 'all_bit_exact', why }, used: { kind: 'all_bit_exact', file: null, sha256: null, description: why } };
+  }
+  const lacking = reference.passes.some((pass) => pass.boundaries.some((entry) => entry.contract === null));
+  if (!lacking) return { source: null, used: { kind: 'manifest', file: null, sha256: null, description: `the reference manifest's own contracts (${reference.manifestPath})` } };
+  const why = `--contract ${options.defaultContract}: the ${reference.manifest.kind} reference declares no contract for this boundary`;
+  return {
+    source: { kind: 'default', contract: options.defaultContract, why },
+    used: { kind: 'default', file: null, sha256: null, description: `${options.defaultContract} for every boundary the ${reference.manifest.kind} reference declares no contract for (--contract ${options.defaultContract})` },
+  };
+}
+
+export async function runCompare(options: CompareRunOptions): Promise<CompareResult> {
+  const startedAt = new Date().toISOString();
+  const tool = toolInfo();
+  const referenceDir = resolve(options.referenceDir);
+  const candidateDir = resolve(options.candidateDir);
+  const oracleDir = options.oracleDir === null ? null : resolve(options.oracleDir);
+  if (candidateDir === referenceDir) throw new CompareUsageError(`the reference and the candidate are the same bundle ${referenceDir}; compare two bundles`);
+
+  const opened: TraceBundle[] = [];
+  try {
+    // ---- everything validated before anything is judged ---------------------------------------
+    const rawReference = await openEvidence(referenceDir, 'reference', true);
+    opened.push(rawReference);
+    requireCompletedRun(rawReference, 'reference');
+    const rawCandidate = await openEvidence(candidateDir, 'candidate', false);
+    opened.push(rawCandidate);
+    requireSameCase(rawReference, rawCandidate, 'candidate');
+    let rawOracle: TraceBundle | null = null;
+    if (oracleDir !== null) {
+      rawOracle = await openEvidence(oracleDir, 'oracle', true);
+      opened.push(rawOracle);
+      requireCompletedRun(rawOracle, 'oracle');
+      requireSameCase(rawReference, rawOracle, 'oracle');
+    }
+    const caseId = rawReference.manifest.case.id;
+    const names = subjectNames([
+      { role: 'reference', dir: referenceDir },
+      { role: 'candidate', dir: candidateDir },
+      ...(oracleDir === null ? [] : [{ role: 'oracle', dir: oracleDir }]),
+    ]);
+    const referenceSummary = await summarize(rawReference, names.get('reference') as string);
+    const candidateSummary = await summarize(rawCandidate, names.get('candidate') as string);
+    const oracleSummary = rawOracle === null ? null : await summarize(rawOracle, names.get('oracle') as string);
+
+    const { source, used } = await contractSource(options, rawReference);
+    const reference = await withContracts(rawReference, source);
+    // An oracle that declares no contracts (another engine's capture) is judged like such a reference.
+    const oracleLacks = rawOracle?.passes.some((pass) => pass.boundaries.some((entry) => entry.contract === null)) ?? false;
+    const oracleSource: ContractSource | null =
+      source ?? (oracleLacks ? { kind: 'default', contract: options.defaultContract, why: `--contract ${options.defaultContract}: the oracle declares no contract for this boundary` } : null);
+    const oracle = rawOracle === null ? null : await withContracts(rawOracle, oracleSource);
+    let candidate: TraceBundle = rawCandidate;
+    let mapReport: MapReport | null = null;
+    if (options.mapFile !== null) {
+      const mapped = applyBoundaryMap(rawCandidate, await loadBoundaryMap(resolve(options.mapFile)), reference);
+      candidate = mapped.bundle;
+      mapReport = mapped.report;
+    }
+    let ledger;
+    try {
+      ledger = await loadLedger([{ caseId, referenceDir, manifestPath: rawReference.manifestPath, manifest: rawReference.manifest }], options.ledgerFile === null ? null : resolve(options.ledgerFile));
+    } catch (error) {
+      if (error instanceof LedgerError) throw new CompareUsageError(`ledger ${error.message}`);
+      throw error;
+    }
+
+    // ---- judge ----------------------------------------------------------------------------------
+    const description = referenceCatalogue(reference);
+    const { run, stop } = describeCandidateRun(rawCandidate, reference.passes.length);
+    const contracts: Record<string, Contract> = {};
+    const judged = await judgeCase({ caseId, reference, native: candidate, oracle, description, ledger: ledger.entries, stop, nativeUnreadable: null, contracts });
+
+    const gaps: GapRecord[] = [];
+    const seen = new Set<string>();
+    for (const verdict of judged.verdicts) {
+      if (verdict.gapId === null || seen.has(verdict.gapId)) continue;
+      seen.add(verdict.gapId);
+      gaps.push({ id: verdict.gapId, case: caseId, reason: verdict.reason });
+    }
+    const firstDivergence = judged.verdicts.findIndex((verdict) => verdict.verdict === 'FAIL' || verdict.verdict === 'REVIEW_REQUIRED');
+    const model = rawReference.manifest.provenance.model;
+    const item: CaseResult = {
+      id: caseId,
+      reference: referenceSummary,
+      oracle: oracleSummary,
+      // What the reference says it was run with; compare opens no weights (no engine runs).
+      weights: { path: model.weights_file ?? '', sha256: model.weights_sha256 ?? '', subjectName: '' },
+      nativeDir: candidateDir,
+      isolatedDir: null,
+      teacherForcing: null,
+      run,
+      verdicts: judged.verdicts,
+      counts: judged.counts,
+      compared: judged.compared,
+      firstDivergence: firstDivergence === -1 ? null : firstDivergence,
+      unreadable: judged.unreadable,
+      gaps,
+      audio: judged.audio,
+    };
+    const counts = { ...emptyCounts(), ...judged.counts };
+    const seals = computeSeals({
+      compared: judged.compared,
+      counts,
+      runStatuses: [run.outcome.status],
+      emptyCases: judged.compared === 0 ? [caseId] : [],
+      unreadable: judged.unreadable !== null,
+      gapIds: gaps.map((gap) => gap.id),
+      strict: options.strict,
+    });
+    const warnings = [...ledger.warnings, ...(mapReport?.unusedEntries ?? [])];
+    return {
+      schema: 'trace-inspector.gate-result',
+      schema_version: 1,
+      tool: { name: tool.name, version: tool.version, commit: tool.commit, dirty: tool.dirty },
+      startedAt,
+      finishedAt: new Date().toISOString(),
+      strict: options.strict,
+      options: { isolation: 'process', passTimeoutMs: 0, engineOptions: {}, teacherForce: false, isolate: false, workDir: '', ledgerFile: options.ledgerFile === null ? null : resolve(options.ledgerFile) },
+      engine: producerOf(candidateSummary, rawCandidate.manifest, description.boundaries.map((boundary) => boundary.name)),
+      ledger: ledger.entries,
+      warnings,
+      cases: [item],
+      contracts,
+      gaps,
+      counts,
+      compared: judged.compared,
+      firstDivergence: firstDivergence === -1 ? null : { case: caseId, index: firstDivergence },
+      seals,
+      comparison: { reference: referenceSummary, candidate: candidateSummary, oracle: oracleSummary, contracts: used, map: mapReport, baseline: options.baseline },
+    };
+  } catch (error) {
+    if (error instanceof CompareInputError) throw new CompareUsageError(error.message);
+    if (error instanceof BundleError) throw new CompareUsageError(`a bundle changed while it was compared: ${error.message}`);
+    throw error;
+  } finally {
+    await Promise.all(opened.map((bundle) => bundle.close()));
+  }
+}
