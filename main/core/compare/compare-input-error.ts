@@ -1,7 +1,7 @@
 // A file given to `compare` (a contracts file, a map file) or a bundle pair that cannot be
 // compared: the message names the file and the field, and the command exits 2 before anything is
 // judged.
-import { z } from 'zod';
+import type { z } from 'zod';
 import { GuardedReadError, readRegularFile } from '../io/guarded-read.ts';
 import { issuesFromZod } from '../bundle/zod-issues.ts';
 

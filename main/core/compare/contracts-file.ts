@@ -11,7 +11,7 @@
 // manifest spells it (docs/bundle-format.md#contracts).
 import { z } from 'zod';
 import { sha256File } from '../bundle/digest.ts';
-import { type DType } from '../bundle/dtype.ts';
+import type { DType } from '../bundle/dtype.ts';
 import { formatFieldPath } from '../bundle/errors.ts';
 import { ContractSchema, NanPolicySchema, SignedZeroPolicySchema, type BoundaryEntry, type Contract } from '../bundle/manifest-schema.ts';
 import { issuesFromZod } from '../bundle/zod-issues.ts';
