@@ -110,7 +110,9 @@ TI_API const char *ti_describe(void);
 TI_API const char *ti_status_string(ti_status status);
 
 /*
- * Open a session. config_json may be NULL or "{}". On failure *out is NULL and a message
+ * Open a session. config_json may be NULL or "{}". weights_path is NULL when the reference
+ * bundle names no weights (an engine that embeds or generates them): such an engine opens
+ * without; one that needs weights refuses NULL with a message. On failure *out is NULL and a message
  * (naming the file and the field when one is at fault) is written to err (NUL-terminated,
  * truncated to err_capacity).
  */

@@ -88,7 +88,8 @@ class BundleWriter:
                  runtime=None, generator=None, reference=None, pass_count=None, check=True):
         """folder: the bundle folder (absent or empty). kind: "reference" or "oracle-f64".
         model: {"name", "checkpoint_revision", "weights_file"} — weights_file is the weights'
-        path (read once here for its sha256; recorded relative to the bundle folder).
+        path (read once here for its sha256; recorded relative to the bundle folder); leave it
+        out for an engine that embeds or generates its weights (the engine then opens with none).
         precision: what the producer computed in (default float32 for a reference, float64 for an
         oracle). runtime: extra {tool: version} beside python, numpy and torch. generator:
         overrides of the automatic generator provenance. reference: for an oracle, the
@@ -128,12 +129,17 @@ class BundleWriter:
         if self.reference is not None and model is None:
             return dict(self.reference.model)
         if not model or not model.get("name"):
-            raise BundleWriterError("model: required, with name, checkpoint_revision and weights_file")
+            raise BundleWriterError("model: required, with name, checkpoint_revision and (unless the engine embeds "
+                                    "or generates its weights) weights_file")
+        named = {"name": model["name"], "checkpoint_revision": model.get("checkpoint_revision") or model["name"]}
         weights = model.get("weights_file")
+        if weights is None:
+            if model.get("weights_sha256"):
+                raise BundleWriterError("model.weights_sha256 given without model.weights_file: name both or neither")
+            return named
         if not weights or not os.path.isfile(weights):
             raise BundleWriterError(f"model.weights_file: {weights!r} is not a file (the weights the model ran with)")
-        return {"name": model["name"], "checkpoint_revision": model.get("checkpoint_revision") or model["name"],
-                "weights_file": os.path.relpath(os.path.abspath(weights), self.folder),
+        return {**named, "weights_file": os.path.relpath(os.path.abspath(weights), self.folder),
                 "weights_sha256": model.get("weights_sha256") or file_sha256(weights)}
 
     # -- inputs, passes, boundaries ------------------------------------------------------------

@@ -32,9 +32,13 @@ export const StridesSchema = z.array(z.int());
 export const ModelProvenanceSchema = z.strictObject({
   name: NonEmptyString,
   checkpoint_revision: NonEmptyString,
-  /** Relative to the bundle folder; informative, never read through the bundle. */
-  weights_file: NonEmptyString,
-  weights_sha256: Sha256HexSchema,
+  /**
+   * The weights the model ran with, relative to the folder of manifest.json (resolved within the
+   * weights roots, main/core/bundle/weights-roots.ts). Absent for a model whose engine embeds or
+   * generates its weights: weights_sha256 is then absent too, and the engine opens with none.
+   */
+  weights_file: NonEmptyString.optional(),
+  weights_sha256: Sha256HexSchema.optional(),
 });
 
 export const GeneratorProvenanceSchema = z.strictObject({
@@ -350,7 +354,7 @@ export function parseManifest(raw: unknown, file: string): BundleManifest {
     ]);
   }
   const parsed = manifestSchemaFor(kind.data).safeParse(withSkeleton);
-  if (!parsed.success) throw schemaError(issuesFromZod(parsed.error, withSkeleton, 'E_MANIFEST_SCHEMA'), file);
+  if (!parsed.success) throw schemaError(issuesFromZod(parsed.error, withSkeleton, 'E_MANIFEST_SCHEMA', [], manifestSchemaFor(kind.data)), file);
   const manifest: BundleManifest = parsed.data;
   const problems = semanticIssues(manifest);
   if (problems.length > 0) throw BundleError.fromIssues(file, problems);
@@ -376,7 +380,7 @@ function entryIssues(top: Readonly<Record<string, unknown>>): { issues: BundleIs
     if (stoppedAt !== null) return false;
     const result = schema.safeParse(value);
     if (result.success) return true;
-    for (const issue of issuesFromZod(result.error, value, 'E_MANIFEST_SCHEMA', path)) {
+    for (const issue of issuesFromZod(result.error, value, 'E_MANIFEST_SCHEMA', path, schema)) {
       if (issues.length === MAX_REPORTED_ISSUES) {
         stoppedAt = formatFieldPath(path);
         return false;
@@ -510,6 +514,16 @@ function semanticIssues(manifest: BundleManifest): BundleIssue[] {
       }
     });
   });
+
+  const model = manifest.provenance.model;
+  if ((model.weights_file === undefined) !== (model.weights_sha256 === undefined)) {
+    const [present, absent] = model.weights_file === undefined ? ['weights_sha256', 'weights_file'] : ['weights_file', 'weights_sha256'];
+    out.add(
+      'E_PROVENANCE',
+      ['provenance', 'model', absent],
+      `missing while ${present} is given: name the weights with both (weights_file and its sha256), or leave both out when the engine embeds or generates its weights`,
+    );
+  }
 
   if (manifest.kind === 'native' && (manifest.run === undefined || manifest.run === null)) {
     out.add('E_RUN', ['run'], 'a native bundle records how its run ended (status, message, last_pass, last_boundary)');

@@ -61,7 +61,8 @@ interface PreparedCase {
   manifest: BundleManifest;
   reference: BundleSummary;
   oracle: BundleSummary | null;
-  weights: { path: string; sha256: string; subjectName: string };
+  /** Null when the reference names no weights (the engine embeds or generates them). */
+  weights: { path: string; sha256: string; subjectName: string } | null;
 }
 
 
@@ -124,7 +125,7 @@ async function prepareCases(options: GateOptions): Promise<PreparedCase[]> {
       let folder = base;
       for (let n = 2; folders.has(folder); n += 1) folder = `${base}-${n}`;
       folders.add(folder);
-      let weightsPath: string;
+      let weightsPath: string | null;
       try {
         weightsPath =
           options.weightsPath === undefined ? await resolveWeights(reference) : await checkGivenWeights(reference, resolve(options.weightsPath), '--weights');
@@ -153,7 +154,7 @@ async function prepareCases(options: GateOptions): Promise<PreparedCase[]> {
         manifest: reference.manifest,
         reference: await summarize(reference, `${folder}/${basename(referenceDir)}/manifest.json`),
         oracle,
-        weights: { path: weightsPath, sha256: reference.manifest.provenance.model.weights_sha256, subjectName: basename(weightsPath) },
+        weights: weightsPath === null ? null : { path: weightsPath, sha256: reference.manifest.provenance.model.weights_sha256 ?? '', subjectName: basename(weightsPath) },
       });
     } finally {
       await reference.close();
@@ -162,6 +163,7 @@ async function prepareCases(options: GateOptions): Promise<PreparedCase[]> {
   // Receipt subject names must be unique: different weights sharing a file name get the case as prefix.
   const byName = new Map<string, string>();
   for (const item of prepared) {
+    if (item.weights === null) continue;
     const other = byName.get(item.weights.subjectName);
     if (other !== undefined && other !== item.weights.sha256) item.weights.subjectName = `${item.folder}/${item.weights.subjectName}`;
     else byName.set(item.weights.subjectName, item.weights.sha256);
@@ -322,7 +324,7 @@ export async function runGate(options: GateOptions, progress?: (event: GateProgr
       referenceDir: item.referenceDir,
       outDir: nativeDir,
       // The weights resolved and digest-checked above, so the capture opens exactly those.
-      weightsPath: item.weights.path,
+      weightsPath: item.weights?.path ?? null,
       isolation: options.isolation,
       passTimeoutMs: options.passTimeoutMs,
       options: options.engineOptions,
