@@ -39,6 +39,15 @@ export const ModelProvenanceSchema = z.strictObject({
    */
   weights_file: NonEmptyString.optional(),
   weights_sha256: Sha256HexSchema.optional(),
+}).superRefine((model, ctx) => {
+  // Both or neither: weights without a digest cannot be verified, a digest of nothing is noise.
+  if ((model.weights_file === undefined) === (model.weights_sha256 === undefined)) return;
+  const [present, absent] = model.weights_file === undefined ? ['weights_sha256', 'weights_file'] : ['weights_file', 'weights_sha256'];
+  ctx.addIssue({
+    code: 'custom',
+    path: [absent],
+    message: `missing while ${present} is given: name the weights with both (weights_file and its sha256), or leave both out when the engine embeds or generates its weights`,
+  });
 });
 
 export const GeneratorProvenanceSchema = z.strictObject({
@@ -281,6 +290,12 @@ export const CaseSchema = z.strictObject({
 });
 export type BundleCase = z.infer<typeof CaseSchema>;
 
+/** One audio boundary: a one-dimensional float boundary whose records are PCM at this rate. */
+export const AudioDeclarationSchema = z.strictObject({
+  sample_rate: z.int({ error: 'expected the sample rate in Hz (an integer)' }).min(1, { error: 'expected a positive sample rate in Hz' }).max(1_000_000, { error: 'expected at most 1000000 Hz' }),
+});
+export type AudioDeclaration = z.infer<typeof AudioDeclarationSchema>;
+
 export const BundleManifestSchema = z.strictObject({
   schema: z.literal(BUNDLE_SCHEMA_NAME),
   schema_version: z.literal(BUNDLE_SCHEMA_VERSION),
@@ -293,6 +308,11 @@ export const BundleManifestSchema = z.strictObject({
   files: z.array(FileEntrySchema),
   /** How a native run ended; required in native bundles, optional elsewhere. */
   run: RunOutcomeSchema.nullable().optional(),
+  /**
+   * The audio boundaries, by name, with their sample rates (main/core/audio/audio-declarations.ts
+   * says what a manifest without the map declares).
+   */
+  audio: z.record(NonEmptyString, AudioDeclarationSchema).optional(),
 });
 export type BundleManifest = z.infer<typeof BundleManifestSchema>;
 
@@ -498,11 +518,16 @@ function semanticIssues(manifest: BundleManifest): BundleIssue[] {
       claimKey([...at, 'key'], pass.file, boundary.key);
       checkBoundaryTensor(boundary, at, out);
       checkAudioBounds(boundary, at, out);
+      if (audioBoundsOf(boundary.contract) !== null && manifest.audio !== undefined && !Object.hasOwn(manifest.audio, boundary.name)) {
+        out.add('E_CONTRACT', [...at, 'contract', 'audio'], `audio bounds on "${boundary.name}", which the manifest's "audio" map does not declare: declare it with its sample rate`);
+      }
       if (needsContracts && boundary.contract === null) {
         out.add('E_CONTRACT', [...at, 'contract'], `a ${manifest.kind} bundle declares bit_exact or faithful for every boundary`);
       }
     });
   });
+
+  checkAudioDeclarations(manifest, out);
 
   const gapIds = new Set<string>();
   manifest.known_gaps.forEach((gap, g) => {
@@ -514,16 +539,6 @@ function semanticIssues(manifest: BundleManifest): BundleIssue[] {
       }
     });
   });
-
-  const model = manifest.provenance.model;
-  if ((model.weights_file === undefined) !== (model.weights_sha256 === undefined)) {
-    const [present, absent] = model.weights_file === undefined ? ['weights_sha256', 'weights_file'] : ['weights_file', 'weights_sha256'];
-    out.add(
-      'E_PROVENANCE',
-      ['provenance', 'model', absent],
-      `missing while ${present} is given: name the weights with both (weights_file and its sha256), or leave both out when the engine embeds or generates its weights`,
-    );
-  }
 
   if (manifest.kind === 'native' && (manifest.run === undefined || manifest.run === null)) {
     out.add('E_RUN', ['run'], 'a native bundle records how its run ended (status, message, last_pass, last_boundary)');
@@ -566,6 +581,30 @@ function checkBoundaryTensor(boundary: BoundaryEntry, at: readonly PropertyKey[]
     const extent = shape[axis];
     if (extent === undefined) out.add('E_SHAPE', [...at, 'valid', 'axis'], `axis ${axis} does not exist in shape [${shape.join(', ')}]`);
     else if (length > extent) out.add('E_SHAPE', [...at, 'valid', 'length'], `${length} exceeds the extent ${extent} of axis ${axis}`);
+  }
+}
+
+const PCM_DTYPES: readonly string[] = ['F32', 'F64', 'F16', 'BF16'];
+
+/** A declared audio boundary is recorded, and every record is one-dimensional float PCM. */
+function checkAudioDeclarations(manifest: BundleManifest, out: IssueList): void {
+  for (const name of Object.keys(manifest.audio ?? {})) {
+    let recorded = false;
+    let reported = false;
+    manifest.passes.forEach((pass, p) => {
+      const entry = pass.boundaries.find((candidate) => candidate.name === name);
+      if (entry === undefined || reported) return;
+      recorded = true;
+      reported = true;
+      if (!PCM_DTYPES.includes(entry.dtype) || entry.shape.length !== 1) {
+        out.add('E_SHAPE', ['audio', name], `declared audio, but pass ${p} records "${name}" as ${entry.dtype} [${entry.shape.join(', ')}]: audio is a one-dimensional float boundary (F32, F64, F16 or BF16)`);
+      } else if (entry.valid !== null && entry.valid.axis !== 0) {
+        out.add('E_SHAPE', ['audio', name], `declared audio, but pass ${p} declares its valid region on axis ${entry.valid.axis} (audio needs axis 0)`);
+      } else {
+        reported = false;
+      }
+    });
+    if (!recorded) out.add('E_BOUNDARY_MISSING', ['audio', name], `declared audio, but no pass records a boundary "${name}"`);
   }
 }
 
