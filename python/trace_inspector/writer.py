@@ -79,6 +79,7 @@ class _ReferenceIndex:
         self.entries = {(p["index"], b["name"]): b for p in manifest["passes"] for b in p["boundaries"]}
         self.inputs = {i["name"]: i for i in manifest["inputs"]}
         self.case = manifest["case"]
+        self.audio = manifest.get("audio", {})
         self.pass_count = len(manifest["passes"])
         self.model = manifest["provenance"]["model"]
 
@@ -118,6 +119,8 @@ class BundleWriter:
         self.generator = {**generator_provenance(), **(generator or {})}
         self.check = check
         self.inputs, self.input_tensors, self.passes, self.known_gaps = [], [], [], []
+        # An oracle declares the reference's audio boundaries unless told otherwise.
+        self.audio_boundaries = dict(self.reference.audio) if self.reference is not None else {}
         self.files, self.written = [], []
         self.current = None
         self.closed = False
@@ -221,6 +224,14 @@ class BundleWriter:
                           "byte_length": int(stored.size) * NUMPY_STORAGE[target].itemsize,
                           "valid": _valid_region(valid, shape, name), "contract": contract})
 
+    def audio(self, name, sample_rate):
+        """Declare boundary `name` audio: each of its records is one-dimensional float PCM at
+        `sample_rate` Hz (export-wav, the gate's audio metrics and the app's Audio panel use it)."""
+        self._open()
+        if not isinstance(sample_rate, int) or isinstance(sample_rate, bool) or not 0 < sample_rate <= 1_000_000:
+            raise BundleWriterError(f"audio {name!r}: sample_rate must be a positive integer (Hz), found {sample_rate!r}")
+        self.audio_boundaries[name] = {"sample_rate": sample_rate}
+
     def known_gap(self, gap_id, boundary, passes, reason, reopen_evidence):
         """Declare a boundary known to be broken (the ledger): it must keep failing."""
         self.known_gaps.append({"id": gap_id, "boundary": boundary, "passes": [int(i) for i in passes],
@@ -238,6 +249,9 @@ class BundleWriter:
             raise BundleWriterError("no pass was written: a bundle that records nothing compares nothing")
         if self.reference is not None and len(self.passes) != self.reference.pass_count:
             raise BundleWriterError(f"the reference has {self.reference.pass_count} passes, this oracle {len(self.passes)}")
+        for name in self.audio_boundaries:
+            if not any(e["name"] == name for p in self.passes for e in p["boundaries"]):
+                raise BundleWriterError(f"audio {name!r}: declared audio, but no pass recorded it")
         digests = self._write_tensors("inputs.safetensors", self.input_tensors, {})
         for entry in self.inputs:
             entry["sha256"] = digests[entry["name"]]
@@ -254,6 +268,8 @@ class BundleWriter:
                            "precision": self.precision, "created_at": now_iso()},
             "inputs": self.inputs, "passes": self.passes, "known_gaps": self.known_gaps, "files": self.files,
         }
+        if self.audio_boundaries:
+            manifest["audio"] = self.audio_boundaries
         path = os.path.join(self.folder, "manifest.json")
         with open(path, "w", encoding="utf-8") as f:
             f.write(manifest_text(manifest))

@@ -25,6 +25,7 @@ import { combinePlans, roundingDecisionPlan } from './rounding-decisions.ts';
 import { isolatedBundleDir, isolationPlan, isolationRuntime } from './layer-isolation.ts';
 import {
   summarizeTeacherForcing,
+  nothingToForce,
   teacherForcingPlan,
   teacherForcingRuntimeAfterRun,
   teacherForcingRuntimeAtStart,
@@ -445,6 +446,8 @@ export function capturePlans(
   description: EngineHost['description'],
   options: { teacherForce: boolean; forceRoundingDecisions: boolean; referenceSha256: string },
 ): CapturePlans {
+  const unforced = options.teacherForce ? nothingToForce(reference, description) : null;
+  if (unforced !== null) throw new CaptureUsageError(unforced);
   const forcing = options.teacherForce ? teacherForcingPlan(reference, description) : null;
   const rounding = options.forceRoundingDecisions ? roundingDecisionPlan(reference, description) : null;
   const runtime: Record<string, RuntimeValue> = {

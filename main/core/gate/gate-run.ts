@@ -13,6 +13,8 @@ import { basename, join, resolve } from 'node:path';
 import { EngineCallError, EngineHostDeadError, EngineHostError, EngineLoadError } from '../../../engine/host/engine-errors.ts';
 import type { EngineDescription } from '../../../engine/host/engine-description.ts';
 import { EngineHost, type PassResult } from '../../../engine/host/engine-host.ts';
+import { nothingToForce } from '../capture/teacher-forcing.ts';
+import { catalogueProblem, oracleStorageProblem } from './upfront-checks.ts';
 import { checkGivenWeights, NATIVE_AS_REFERENCE, openBundle, resolveWeights, type TraceBundle } from '../bundle/bundle-reader.ts';
 import { sha256File } from '../bundle/digest.ts';
 import { BundleError } from '../bundle/errors.ts';
@@ -141,6 +143,8 @@ async function prepareCases(options: GateOptions): Promise<PreparedCase[]> {
           if (oracleBundle.manifest.case.id !== caseId) {
             throw new GateUsageError(`oracle bundle ${oracleDir} is case "${oracleBundle.manifest.case.id}", its reference ${referenceDir} is case "${caseId}"`);
           }
+          const storage = oracleStorageProblem(reference.manifest, reference.manifestPath, oracleBundle.manifest, oracleBundle.manifestPath);
+          if (storage !== null) throw new GateUsageError(storage);
           oracle = await summarize(oracleBundle, `${folder}/${basename(oracleDir)}/manifest.json`);
         } finally {
           await oracleBundle.close();
@@ -298,6 +302,12 @@ export async function runGate(options: GateOptions, progress?: (event: GateProgr
     throw error;
   }
   const { description, summary: engine } = await describeEngine({ ...options, library });
+  for (const item of prepared) {
+    const disagreement = catalogueProblem(item.manifest, item.reference.manifestPath, 'reference', description, library);
+    if (disagreement !== null) throw new GateUsageError(disagreement);
+    const unforced = options.teacherForce ? nothingToForce({ passes: item.manifest.passes, manifestPath: item.reference.manifestPath }, description) : null;
+    if (unforced !== null) throw new GateUsageError(`case ${item.caseId}: ${unforced}`);
+  }
   for (const item of prepared) {
     await assertFreshFolder(join(workDir, item.folder, 'native'));
     if (options.isolate) await assertFreshFolder(join(workDir, item.folder, 'native-isolated'));
