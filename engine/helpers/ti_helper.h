@@ -70,7 +70,7 @@ typedef struct tih_boundary {
     const char *stage; /* NULL: the name's first dotted part */
     ti_dtype dtype;
     tih_shape shape;
-    const char *emit;  /* "every_pass", "prefill", ... (trace_abi.h); NULL: "every_pass" */
+    const char *emit;  /* "every_pass", "prefill", "engine_decides", ... (trace_abi.h); NULL: "every_pass" */
     bool injectable;
     const char *doc;
 } tih_boundary;

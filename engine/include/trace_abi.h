@@ -99,8 +99,11 @@ TI_API uint32_t ti_abi_version(void);
  *     "model":   { free-form dimensions },
  *     "inputs":  [ { "name", "dtype", "shape": [int | symbol], "required", "doc" } ],
  *     "boundaries": [ { "name", "stage", "dtype", "shape": [int | symbol],
- *                       "emit": "every_pass" | "prefill" | "text_out" | "audio_out"
- *                               | "prefill_audio_in" | "audio_frame",
+ *                       "emit": "every_pass" | "prefill" | "engine_decides"
+ *                               | "text_out" | "audio_out" | "prefill_audio_in" | "audio_frame",
+ *                       (optional: absent means "every_pass"; engine_decides: the engine emits
+ *                        it when it chooses, so it may be absent from any pass; the last four
+ *                        are the reference model's, docs/implementing-the-abi.md)
  *                       "injectable": bool, "doc" } ],        (in execution order)
  *     "options": [ { "name", "type": "bool" | "int" | "string", "default", "doc" } ] }
  */
