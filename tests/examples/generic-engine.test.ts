@@ -111,6 +111,7 @@ let dir = '';
 let library = '';
 let badEmitLibrary = '';
 let key = '';
+let publicKey = '';
 
 function build(out: string, defines: readonly string[]): void {
   execFileSync('gcc', [
@@ -134,7 +135,7 @@ beforeAll(() => {
   build(library, []);
   badEmitLibrary = join(dir, 'libsynth-bad-emit.so');
   build(badEmitLibrary, ['-DPEAK_EMIT="sometimes"']);
-  key = keyFiles(dir).privateKeyPath;
+  ({ privateKeyPath: key, publicKeyPath: publicKey } = keyFiles(dir));
 }, 180_000);
 
 function gate(work: string, extra: readonly string[] = [], engine = library): ReturnType<typeof runCliProcess> {
@@ -168,6 +169,20 @@ describe('a model with no weights file, 48 kHz audio and a boundary the engine e
     expect(run.stdout).toContain('audio    gain synth.out: 1440 samples (0.030 s)');
     expect(run.stdout.trimEnd().split('\n').slice(-2)).toEqual(['FIDELITY: OK', 'OVERALL: PASSED']);
     expect(run.status).toBe(0);
+  });
+
+  it('the receipt pins no weights subject, says weights null, and verifies', () => {
+    const receipt = join(dir, 'green', 'receipt.dsse.json');
+    const envelope = JSON.parse(readFileSync(receipt, 'utf8')) as { payload: string };
+    const statement = JSON.parse(Buffer.from(envelope.payload, 'base64').toString('utf8')) as {
+      subject: { name: string }[];
+      predicate: { cases: { id: string; weights: string | null }[] };
+    };
+    expect(statement.predicate.cases.map((item) => [item.id, item.weights])).toEqual([['gain', null]]);
+    expect(statement.subject.map((subject) => subject.name).sort()).toEqual(['gain/oracle-f64/manifest.json', 'gain/reference/manifest.json', 'libsynth.so']);
+    const verified = runCliProcess(['verify', receipt, '--pubkey', publicKey]);
+    expect(verified.stdout + verified.stderr).toMatch(/verified/i);
+    expect(verified.status).toBe(0);
   });
 
   it('refuses --weights for a reference that names none (exit 2, nothing run)', () => {
