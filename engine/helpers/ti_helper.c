@@ -334,7 +334,9 @@ TI_API ti_status ti_open(const char *config_json, const char *weights_path, ti_s
         const tih_option *opt = &e->options[i];
         if (!parse_option(s, opt, opt->default_value ? opt->default_value : "", &s->options[i])) status = TI_ERR_INTERNAL;
     }
-    if (status == TI_OK && e->open) status = e->open(s, config_json ? config_json : "{}", weights_path);
+    /* No weights (a bundle naming none, so the host passes NULL; "" alike): open gets NULL. */
+    const char *weights = weights_path && weights_path[0] ? weights_path : NULL;
+    if (status == TI_OK && e->open) status = e->open(s, config_json ? config_json : "{}", weights);
     if (status != TI_OK) {
         if (err && err_capacity) snprintf(err, err_capacity, "%s", s->error[0] ? s->error : ti_status_string(status));
         if (e->close) e->close(s);

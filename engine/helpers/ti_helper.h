@@ -70,7 +70,7 @@ typedef struct tih_boundary {
     const char *stage; /* NULL: the name's first dotted part */
     ti_dtype dtype;
     tih_shape shape;
-    const char *emit;  /* "every_pass", "prefill", ... (trace_abi.h); NULL: "every_pass" */
+    const char *emit;  /* "every_pass", "prefill", "engine_decides", ... (trace_abi.h); NULL: "every_pass" */
     bool injectable;
     const char *doc;
 } tih_boundary;
@@ -105,7 +105,8 @@ typedef struct tih_engine {
     const tih_option *options;
     size_t option_count;
     size_t state_size; /* bytes of per-session engine state, zeroed at open */
-    /* Read weights, allocate state. Report failures with tih_fail. May be NULL. */
+    /* Read weights, allocate state. Report failures with tih_fail. May be NULL. weights_path is
+     * NULL when the reference names no weights (an engine that embeds or generates them). */
     ti_status (*open)(tih_session *s, const char *config_json, const char *weights_path);
     /* Free what open and the passes allocated inside the state. May be NULL. */
     void (*close)(tih_session *s);

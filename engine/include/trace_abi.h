@@ -99,8 +99,11 @@ TI_API uint32_t ti_abi_version(void);
  *     "model":   { free-form dimensions },
  *     "inputs":  [ { "name", "dtype", "shape": [int | symbol], "required", "doc" } ],
  *     "boundaries": [ { "name", "stage", "dtype", "shape": [int | symbol],
- *                       "emit": "every_pass" | "prefill" | "text_out" | "audio_out"
- *                               | "prefill_audio_in" | "audio_frame",
+ *                       "emit": "every_pass" | "prefill" | "engine_decides"
+ *                               | "text_out" | "audio_out" | "prefill_audio_in" | "audio_frame",
+ *                       (optional: absent means "every_pass"; engine_decides: the engine emits
+ *                        it when it chooses, so it may be absent from any pass; the last four
+ *                        are the reference model's, docs/implementing-the-abi.md)
  *                       "injectable": bool, "doc" } ],        (in execution order)
  *     "options": [ { "name", "type": "bool" | "int" | "string", "default", "doc" } ] }
  */
@@ -110,7 +113,9 @@ TI_API const char *ti_describe(void);
 TI_API const char *ti_status_string(ti_status status);
 
 /*
- * Open a session. config_json may be NULL or "{}". On failure *out is NULL and a message
+ * Open a session. config_json may be NULL or "{}". weights_path is NULL when the reference
+ * bundle names no weights (an engine that embeds or generates them): such an engine opens
+ * without; one that needs weights refuses NULL with a message. On failure *out is NULL and a message
  * (naming the file and the field when one is at fault) is written to err (NUL-terminated,
  * truncated to err_capacity).
  */

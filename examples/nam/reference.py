@@ -63,6 +63,7 @@ def write(folder, model, case, reference=None):
                       model=None if reference else {"name": "nam-wavenet-tiny", "checkpoint_revision": "seed-0", "weights_file": WEIGHTS}) as bundle:
         bundle.input("audio_in", x)
         bundle.input("buffer_lengths", torch.tensor(lengths, dtype=torch.int32))
+        bundle.audio("wavenet.out", 48000)  # the output is PCM at 48 kHz (the oracle's declaration is the same)
         model.reset()
         with Tracer(model, hooked_modules(), bundle, contract=contract) as tracer, torch.no_grad():
             for buffer in torch.split(x.to(next(model.parameters()).dtype), lengths):

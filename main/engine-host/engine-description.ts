@@ -38,12 +38,14 @@ export const ShapeDimSchema = z.union([
 export type ShapeDim = z.infer<typeof ShapeDimSchema>;
 
 /**
- * On which passes a boundary appears: every pass; the prefill; passes whose output is a text token;
- * passes whose output is an audio frame; the prefill of a session whose inputs include `pcm_in`
- * (`prefill_audio_in`); passes whose output is an audio frame whose code 0 is not end-of-audio
- * (`audio_frame`: an EOA frame is not detokenized). See docs/reference-model-audio.md.
+ * On which passes a boundary appears. Generic: every pass (also when the catalogue names none);
+ * the prefill; `engine_decides`, passes the engine chooses (the boundary may be absent from any
+ * pass: where the reference has it and the run does not, nothing is judged). The reference
+ * engine's own words (docs/reference-model*.md): passes whose output mode is text
+ * (`text_out`) or audio (`audio_out`); the prefill of a session whose inputs include `pcm_in`
+ * (`prefill_audio_in`); passes whose audio frame is decoded (`audio_frame`).
  */
-export const EMIT_KINDS = ['every_pass', 'prefill', 'text_out', 'audio_out', 'prefill_audio_in', 'audio_frame'] as const;
+export const EMIT_KINDS = ['every_pass', 'prefill', 'engine_decides', 'text_out', 'audio_out', 'prefill_audio_in', 'audio_frame'] as const;
 export type EmitKind = (typeof EMIT_KINDS)[number];
 
 const NameSchema = z.string().min(1, 'a name is a non-empty string');
@@ -61,7 +63,7 @@ export const EngineBoundarySchema = z.object({
   stage: NameSchema,
   dtype: CatalogueDTypeSchema,
   shape: z.array(ShapeDimSchema).max(8),
-  emit: z.enum(EMIT_KINDS),
+  emit: z.enum(EMIT_KINDS).default('every_pass'),
   injectable: z.boolean(),
   doc: z.string().default(''),
 });
@@ -190,6 +192,9 @@ export function isEmittedIn(boundary: EngineBoundary, kind: PassKind, mode: stri
       return true;
     case 'prefill':
       return kind === 'prefill';
+    case 'engine_decides':
+      // May appear in any pass; case-verdicts.ts judges its absence (nothing to judge).
+      return true;
     case 'text_out':
       return mode === 'text';
     case 'audio_out':

@@ -9,26 +9,13 @@
 import { toWire, type Audio, type AudioMetrics } from '../../protocol/inspector-api.ts';
 import { nullTest } from '../core/audio/audio-metrics.ts';
 import { summarizeAudio } from '../core/audio/audio-summary.ts';
-import { PCM_SAMPLE_RATE, readPcmStream, type PcmStream } from '../core/audio/pcm-stream.ts';
+import { readPcmStream, type PcmStream } from '../core/audio/pcm-stream.ts';
 import { pcmShapeProblem } from '../core/audio/pcm-boundary.ts';
 import { encodeWav } from '../core/audio/wav.ts';
 import type { TraceBundle } from '../core/bundle/bundle-reader.ts';
 import { safePathComponent } from '../core/bundle/path-confinement.ts';
 
 export type WavSide = 'reference' | 'native' | 'residual';
-
-/** Runtime keys a bundle may use to declare its PCM sample rate (none of the committed ones does). */
-const SAMPLE_RATE_KEYS = ['sample_rate', 'pcm_sample_rate'] as const;
-
-/** The reference's declared sample rate, else the reference model's 24 kHz. */
-function sampleRateOf(reference: TraceBundle): number {
-  for (const key of SAMPLE_RATE_KEYS) {
-    const value = reference.manifest.provenance.runtime[key];
-    const rate = typeof value === 'string' ? Number(value) : value;
-    if (typeof rate === 'number' && Number.isInteger(rate) && rate > 0) return rate;
-  }
-  return PCM_SAMPLE_RATE;
-}
 
 /** Refuses a boundary that is not PCM before anything is read (pcm-boundary.ts says what PCM is). */
 function assertPcmBoundary(reference: TraceBundle, boundary: string): void {
@@ -48,7 +35,8 @@ async function readStreams(native: TraceBundle | null, reference: TraceBundle, b
   const referenceStream = await readPcmStream(reference, boundary);
   // A native bundle records whole frames: the reference says which samples of each are audio.
   const nativeSamples = native === null ? new Float32Array(0) : (await readPcmStream(native, boundary, reference)).samples;
-  return { reference: referenceStream, native: nativeSamples, sampleRate: sampleRateOf(reference) };
+  // The rate the reference declares for this boundary (audio-declarations.ts).
+  return { reference: referenceStream, native: nativeSamples, sampleRate: referenceStream.sampleRate };
 }
 
 /** float32 little-endian, base64 (written through a DataView so the host's byte order never matters). */

@@ -41,7 +41,8 @@ function signingKey(keyPath: string | null): KeyObject {
 function subjectFiles(result: GateResult): [string, string][] {
   const files: [string, string][] = [[result.engine.subjectName, result.engine.library]];
   for (const item of result.cases) {
-    files.push([item.reference.subjectName, item.reference.manifestPath], [item.weights.subjectName, item.weights.path]);
+    files.push([item.reference.subjectName, item.reference.manifestPath]);
+    if (item.weights !== null) files.push([item.weights.subjectName, item.weights.path]);
     if (item.oracle !== null) files.push([item.oracle.subjectName, item.oracle.manifestPath]);
   }
   return files;

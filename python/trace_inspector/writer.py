@@ -79,6 +79,7 @@ class _ReferenceIndex:
         self.entries = {(p["index"], b["name"]): b for p in manifest["passes"] for b in p["boundaries"]}
         self.inputs = {i["name"]: i for i in manifest["inputs"]}
         self.case = manifest["case"]
+        self.audio = manifest.get("audio", {})
         self.pass_count = len(manifest["passes"])
         self.model = manifest["provenance"]["model"]
 
@@ -88,7 +89,8 @@ class BundleWriter:
                  runtime=None, generator=None, reference=None, pass_count=None, check=True):
         """folder: the bundle folder (absent or empty). kind: "reference" or "oracle-f64".
         model: {"name", "checkpoint_revision", "weights_file"} — weights_file is the weights'
-        path (read once here for its sha256; recorded relative to the bundle folder).
+        path (read once here for its sha256; recorded relative to the bundle folder); leave it
+        out for an engine that embeds or generates its weights (the engine then opens with none).
         precision: what the producer computed in (default float32 for a reference, float64 for an
         oracle). runtime: extra {tool: version} beside python, numpy and torch. generator:
         overrides of the automatic generator provenance. reference: for an oracle, the
@@ -117,6 +119,8 @@ class BundleWriter:
         self.generator = {**generator_provenance(), **(generator or {})}
         self.check = check
         self.inputs, self.input_tensors, self.passes, self.known_gaps = [], [], [], []
+        # An oracle declares the reference's audio boundaries unless told otherwise.
+        self.audio_boundaries = dict(self.reference.audio) if self.reference is not None else {}
         self.files, self.written = [], []
         self.current = None
         self.closed = False
@@ -128,12 +132,17 @@ class BundleWriter:
         if self.reference is not None and model is None:
             return dict(self.reference.model)
         if not model or not model.get("name"):
-            raise BundleWriterError("model: required, with name, checkpoint_revision and weights_file")
+            raise BundleWriterError("model: required, with name, checkpoint_revision and (unless the engine embeds "
+                                    "or generates its weights) weights_file")
+        named = {"name": model["name"], "checkpoint_revision": model.get("checkpoint_revision") or model["name"]}
         weights = model.get("weights_file")
+        if weights is None:
+            if model.get("weights_sha256"):
+                raise BundleWriterError("model.weights_sha256 given without model.weights_file: name both or neither")
+            return named
         if not weights or not os.path.isfile(weights):
             raise BundleWriterError(f"model.weights_file: {weights!r} is not a file (the weights the model ran with)")
-        return {"name": model["name"], "checkpoint_revision": model.get("checkpoint_revision") or model["name"],
-                "weights_file": os.path.relpath(os.path.abspath(weights), self.folder),
+        return {**named, "weights_file": os.path.relpath(os.path.abspath(weights), self.folder),
                 "weights_sha256": model.get("weights_sha256") or file_sha256(weights)}
 
     # -- inputs, passes, boundaries ------------------------------------------------------------
@@ -215,6 +224,14 @@ class BundleWriter:
                           "byte_length": int(stored.size) * NUMPY_STORAGE[target].itemsize,
                           "valid": _valid_region(valid, shape, name), "contract": contract})
 
+    def audio(self, name, sample_rate):
+        """Declare boundary `name` audio: each of its records is one-dimensional float PCM at
+        `sample_rate` Hz (export-wav, the gate's audio metrics and the app's Audio panel use it)."""
+        self._open()
+        if not isinstance(sample_rate, int) or isinstance(sample_rate, bool) or not 0 < sample_rate <= 1_000_000:
+            raise BundleWriterError(f"audio {name!r}: sample_rate must be a positive integer (Hz), found {sample_rate!r}")
+        self.audio_boundaries[name] = {"sample_rate": sample_rate}
+
     def known_gap(self, gap_id, boundary, passes, reason, reopen_evidence):
         """Declare a boundary known to be broken (the ledger): it must keep failing."""
         self.known_gaps.append({"id": gap_id, "boundary": boundary, "passes": [int(i) for i in passes],
@@ -232,6 +249,9 @@ class BundleWriter:
             raise BundleWriterError("no pass was written: a bundle that records nothing compares nothing")
         if self.reference is not None and len(self.passes) != self.reference.pass_count:
             raise BundleWriterError(f"the reference has {self.reference.pass_count} passes, this oracle {len(self.passes)}")
+        for name in self.audio_boundaries:
+            if not any(e["name"] == name for p in self.passes for e in p["boundaries"]):
+                raise BundleWriterError(f"audio {name!r}: declared audio, but no pass recorded it")
         digests = self._write_tensors("inputs.safetensors", self.input_tensors, {})
         for entry in self.inputs:
             entry["sha256"] = digests[entry["name"]]
@@ -248,6 +268,8 @@ class BundleWriter:
                            "precision": self.precision, "created_at": now_iso()},
             "inputs": self.inputs, "passes": self.passes, "known_gaps": self.known_gaps, "files": self.files,
         }
+        if self.audio_boundaries:
+            manifest["audio"] = self.audio_boundaries
         path = os.path.join(self.folder, "manifest.json")
         with open(path, "w", encoding="utf-8") as f:
             f.write(manifest_text(manifest))

@@ -47,7 +47,10 @@ describe('readPcmStream', () => {
       expect(stream.samples.subarray(0, firstValid)).toEqual(firstFrame.subarray(0, firstValid));
       const second = await bundle.readBoundary(stream.passes[1]!, 'detok.pcm');
       expect(stream.samples[firstValid]).toBe(new Float32Array(second.data.slice().buffer)[0]);
-      expect((await readPcmStream(bundle, 'no.such.boundary')).passes).toEqual([]);
+      // Only a declared audio boundary is read (the committed bundles predate the "audio" map:
+      // their detok.pcm is declared for them, at 24 kHz).
+      expect(stream.sampleRate).toBe(24000);
+      await expect(readPcmStream(bundle, 'no.such.boundary')).rejects.toThrow(/"no\.such\.boundary" is not declared audio \(declared audio boundaries: "detok\.pcm"\)/);
     } finally {
       await bundle.close();
     }
@@ -104,10 +107,11 @@ describe('trace-inspector export-wav', () => {
     expect(existsSync(out)).toBe(false);
   });
 
-  it('a boundary that is not F32 PCM → exit 2 naming the manifest field', async () => {
+  it('a boundary that is not declared audio → exit 2 naming the manifest field and the declared ones', async () => {
     const result = await run(['export-wav', '--bundle', speech, '--boundary', 'sampler.text.token', '--out', join(work, 'int.wav')]);
     expect(result.status).toBe(2);
-    expect(result.stderr).toMatch(/manifest\.json: passes\[\d+\]\.boundaries\[\d+\]\.dtype: .*must be F32/);
+    expect(result.stderr).toMatch(/manifest\.json: audio: "sampler\.text\.token" is not declared audio \(declared audio boundaries: "detok\.pcm"\)/);
+    expect(existsSync(join(work, 'int.wav'))).toBe(false);
   });
 
   it('a missing bundle folder → exit 2', async () => {

@@ -68,6 +68,9 @@ const ROWS: Row[] = [
   { what: 'gate --bundle that is a file', args: () => ['--gate', '--engine', lib('toy_engine'), '--bundle', aFile, '--work', out('g1'), '--key', keyFile()], exit: 2, names: /a-file\.txt/ },
   { what: 'gate --work that is a file', args: () => ['--gate', '--engine', lib('toy_engine'), '--bundle', toy, '--work', aFile, '--key', keyFile()], exit: 2, names: /--work .*a-file\.txt is a file/ },
   { what: 'gate --engine whose constructor crashes', args: () => ['--gate', '--engine', lib('ctor_segv_engine'), '--bundle', toy, '--work', out('g3'), '--key', keyFile()], exit: 2, names: /libctor_segv_engine\.so: loading the library killed the engine host/ },
+  // An engine that keeps emitting after the host asked it to stop: the run ends engine_error and
+  // the gate fails (never FIDELITY: OK on the records it kept).
+  { what: 'gate --engine that ignores the stop request', args: () => ['--gate', '--engine', lib('ignore_stop_engine'), '--bundle', toy, '--work', out('g5'), '--key', keyFile()], exit: 1, names: /pass 1 \[2\/3\] engine_error: .*ignored the request to stop[\s\S]*FIDELITY: FAIL/ },
   { what: 'gate --json that exists', args: () => ['--gate', '--engine', lib('toy_engine'), '--bundle', toy, '--work', out('g4'), '--key', keyFile(), '--json', aFile], exit: 2, names: /--json .*already exists/ },
   // verify
   { what: 'verify a missing receipt', args: () => ['verify', join(work, 'no-such-receipt.json')], exit: 2, names: /no-such-receipt\.json/ },

@@ -327,12 +327,14 @@ export async function copyBundle(srcDir: string, dstDir: string, edit: TensorEdi
       }
       passes.push({ kind: pass.kind, mode: pass.mode, boundaries });
     }
+    const { weights_file: weightsFile, weights_sha256: weightsSha256 } = manifest.provenance.model;
+    if (weightsFile === undefined || weightsSha256 === undefined) throw new Error(`${srcDir} names no weights`);
     writeBundle(dstDir, {
       kind: manifest.kind,
       caseId: manifest.case.id,
       description: manifest.case.description,
-      weightsFile: resolve(srcDir, manifest.provenance.model.weights_file),
-      weightsSha256: manifest.provenance.model.weights_sha256,
+      weightsFile: resolve(srcDir, weightsFile),
+      weightsSha256,
       inputs,
       passes,
       knownGaps: manifest.known_gaps,

@@ -122,17 +122,43 @@ describe('failures are caught where they first show', () => {
     expect(firstDivergence(result)).toBe(row);
   });
 
-  it('a dtype or shape that disagrees is a structural FAIL of that kind', async () => {
+  it('a reference dtype or shape that disagrees with the catalogue is refused before anything runs, naming both', async () => {
     const edit = (passes: ReturnType<typeof toyPasses>): void => {
       const token = passes[1]?.boundaries.find((boundary) => boundary.name === 'toy.token');
       if (token) token.dtype = 'U32';
       const embed = passes[2]?.boundaries.find((boundary) => boundary.name === 'toy.embed');
       if (embed) embed.shape = [2, 2];
     };
-    const result = await gateToy({ oracle: true, editReference: edit, editOracle: edit });
-    expect(notPassing(result)).toEqual(['FAIL 1 toy.token', 'FAIL 2 toy.embed']);
-    expect(at(result, 1, 'toy.token')).toMatchObject({ verdict: 'FAIL', kind: 'dtype' });
-    expect(at(result, 2, 'toy.embed')).toMatchObject({ verdict: 'FAIL', kind: 'shape' });
+    const error = await gateToy({ oracle: true, editReference: edit, editOracle: edit }).then(
+      () => null,
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(GateUsageError);
+    const message = (error as Error).message;
+    expect(message).toMatch(/the reference \S+manifest\.json and the engine's catalogue \(\S+libtoy_engine\.so\) disagree on 2 boundaries; nothing was run/);
+    expect(message).toContain('"toy.token" (first in pass 1): the reference records U32 [1], the catalogue declares I32 [1]');
+    expect(message).toContain('"toy.embed" (first in pass 2): the reference records F32 [2, 2], the catalogue declares F32 [T, 4]');
+  });
+
+  it('an oracle stored as F64 where the reference declares F32 is refused up front, saying why', async () => {
+    const error = await gateToy({
+      oracle: true,
+      editOracle: (passes) => {
+        // The float64 values, kept as float64: what a user storing the oracle unrounded writes.
+        const mix = passes[1]?.boundaries.find((boundary) => boundary.name === 'toy.mix');
+        if (mix === undefined) throw new Error('test fixture: no toy.mix in pass 1');
+        const singles = new Float32Array(mix.data.slice().buffer);
+        mix.data = new Uint8Array(Float64Array.from(singles).buffer);
+        mix.dtype = 'F64';
+      },
+    }).then(
+      () => null,
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(GateUsageError);
+    const message = (error as Error).message;
+    expect(message).toMatch(/oracle \S+manifest\.json does not store its boundaries as the reference \S+ does \(1 boundary records\); an oracle stores each boundary in the dtype the reference/);
+    expect(message).toContain('pass 1 "toy.mix": the oracle stores F64 [1, 4], the reference declares F32 [1, 4]');
   });
 });
 

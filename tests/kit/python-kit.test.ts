@@ -240,7 +240,18 @@ def not_empty():
 def empty_bundle():
     with BundleWriter(${JSON.stringify(join(dir, 'e'))}, case_id="c", model=model):
         pass
-for key, fn in [("outside_pass", outside_pass), ("no_contract", no_contract), ("zero_rms", zero_rms), ("bad_mode", bad_mode), ("not_empty", not_empty), ("empty_bundle", empty_bundle)]:
+def audio_unrecorded():
+    with BundleWriter(${JSON.stringify(join(dir, 'f'))}, case_id="c", model=model) as b:
+        with b.begin_pass():
+            b.boundary("x", np.ones(2, dtype=np.float32), contract=bit_exact("z"))
+        b.audio("y.pcm", 48000)
+def audio_rate():
+    with BundleWriter(${JSON.stringify(join(dir, 'g'))}, case_id="c", model=model) as b:
+        b.audio("x", 44100.0)
+def half_weights():
+    BundleWriter(${JSON.stringify(join(dir, 'h'))}, case_id="c", model={"name": "m", "weights_sha256": "0" * 64})
+for key, fn in [("outside_pass", outside_pass), ("no_contract", no_contract), ("zero_rms", zero_rms), ("bad_mode", bad_mode), ("not_empty", not_empty), ("empty_bundle", empty_bundle),
+                ("audio_unrecorded", audio_unrecorded), ("audio_rate", audio_rate), ("half_weights", half_weights)]:
     attempt(key, fn)
 attempt("lossy_integer", lossy_integer)
 out["left"] = sorted(name for name in os.listdir(${JSON.stringify(dir)}) if name != "weights.bin")
@@ -257,6 +268,9 @@ print(json.dumps(out))
     expect(out['not_empty']).toMatch(/refusing to write into a non-empty folder/);
     expect(out['empty_bundle']).toMatch(/no pass was written/);
     expect(out['lossy_integer']).toMatch(/pass 0 t: storing I64 values as I32 would change them/);
+    expect(out['audio_unrecorded']).toMatch(/BundleWriterError: audio 'y\.pcm': declared audio, but no pass recorded it/);
+    expect(out['audio_rate']).toMatch(/BundleWriterError: audio 'x': sample_rate must be a positive integer \(Hz\), found 44100\.0/);
+    expect(out['half_weights']).toMatch(/BundleWriterError: model\.weights_sha256 given without model\.weights_file/);
     // Only the bundle whose check failed after closing stays (its problems named); every writer
     // that failed before closing removed what it wrote.
     expect(out['left']).toEqual(['d']);

@@ -1,9 +1,11 @@
 // getRows with `since`: a step's rows alone (mode 'append'), every row after anything else (mode
 // 'full'), and the client's merge of the appends equal to the full list, row for row, at every
 // version of a whole run. Plus the rows' `pcm` flag, the audio panel's list of playable streams.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pcmStreams } from '../../main/core/audio/pcm-boundary.ts';
-import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
+import { openBundle, type TraceBundle } from '../../main/core/bundle/bundle-reader.ts';
 import { RowsLog } from '../../main/session/rows-log.ts';
 import type { BoundaryRow } from '../../protocol/inspector-api.ts';
 import { mergeRows } from '../../protocol/rows-merge.ts';
@@ -180,7 +182,7 @@ describe('pcm rows', () => {
     }
   });
 
-  it('audio bounds or a valid region mark a stream; a *.pcm name that is not 1-D F32 does not', async () => {
+  it('only boundaries the manifest declares audio are streams; a declaration that does not fit is refused', async () => {
     const audio = { max_esr: 0.01, min_snr_db: null, max_mr_stft: null, max_null_residual_dbfs: null, max_null_offset: null, derivation: 'test' };
     const bundle = await makeBundle('reference', [
       [
@@ -190,6 +192,21 @@ describe('pcm rows', () => {
         tensor('grid.pcm', 'F32', [2, 2], f32([1, 2, 3, 4])),
       ],
     ]);
-    expect([...pcmStreams(bundle)].sort()).toEqual(['frame', 'voice']);
+    // Audio bounds, a valid region or a .pcm name declare nothing: without an "audio" map only
+    // the reference model's detok.pcm would be audio, and this bundle has none.
+    expect([...pcmStreams(bundle)]).toEqual([]);
+    const manifestPath = join(bundle.dir, 'manifest.json');
+    const declare = async (declared: Record<string, { sample_rate: number }>): Promise<TraceBundle> => {
+      const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as Record<string, unknown>;
+      writeFileSync(manifestPath, JSON.stringify({ ...manifest, audio: declared }));
+      return openBundle(bundle.dir);
+    };
+    const declared = await declare({ voice: { sample_rate: 16000 }, frame: { sample_rate: 16000 } });
+    try {
+      expect([...pcmStreams(declared)].sort()).toEqual(['frame', 'voice']);
+    } finally {
+      await declared.close();
+    }
+    await expect(declare({ 'grid.pcm': { sample_rate: 16000 } })).rejects.toThrow(/audio\["grid\.pcm"\]: declared audio, but pass 0 records "grid\.pcm" as F32 \[2, 2\]/);
   });
 });

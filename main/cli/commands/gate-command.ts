@@ -21,6 +21,7 @@ import { contractSourceOf, describeSource } from '../../core/compare/reference-c
 import { BundleError } from '../../core/bundle/errors.ts';
 import { compareLocalVsAccumulated, formatLocalVsAccumulated } from '../../core/capture/local-vs-accumulated.ts';
 import { formatAudioSummary, summarizeAudio } from '../../core/audio/audio-summary.ts';
+import { pcmStreams } from '../../core/audio/pcm-boundary.ts';
 import { formatJunit } from '../../core/report/junit-report.ts';
 import { writeNewFileAtomically } from '../../core/report/new-file.ts';
 import { evidenceChangedDuringRun } from '../../core/gate/evidence-recheck.ts';
@@ -374,7 +375,12 @@ async function localVsAccumulatedSection(caseId: string, nativeDir: string, isol
 
 async function audioSection(caseId: string, nativeDir: string, referenceDir: string): Promise<string | null> {
   return withVerifiedBundles([nativeDir, referenceDir], `audio, case ${caseId}`, async ([native, reference]) => {
-    const summary = await summarizeAudio(native as TraceBundle, reference as TraceBundle);
-    return summary === null ? null : formatAudioSummary(caseId, summary);
+    // Every audio boundary the reference declares, each at its declared rate.
+    const lines: string[] = [];
+    for (const boundary of pcmStreams(reference as TraceBundle)) {
+      const summary = await summarizeAudio(native as TraceBundle, reference as TraceBundle, boundary);
+      if (summary !== null) lines.push(formatAudioSummary(caseId, summary));
+    }
+    return lines.length === 0 ? null : lines.join('');
   });
 }

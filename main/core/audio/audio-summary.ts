@@ -1,6 +1,7 @@
 // The listening-free audio verdict helpers the reports print for a case with PCM output:
-// the native stream against the reference stream (both concatenated from detok.pcm's valid
-// regions), as ESR, SNR, multi-resolution STFT distance and the null-test residual.
+// the native stream against the reference stream (both concatenated from a declared audio
+// boundary's valid regions, at its declared rate), as ESR, SNR, multi-resolution STFT distance
+// and the null-test residual.
 import type { TraceBundle } from '../bundle/bundle-reader.ts';
 import { errorToSignalRatio, multiResolutionStft, nullTest, snrDb } from './audio-metrics.ts';
 import { readPcmStream } from './pcm-stream.ts';
@@ -18,7 +19,7 @@ export interface AudioSummary {
 
 /**
  * null when neither side recorded the boundary; the native stream takes the reference's valid
- * regions; both are cut to the shorter.
+ * regions (and its audio declaration); both are cut to the shorter.
  */
 export async function summarizeAudio(native: TraceBundle, reference: TraceBundle, boundary = 'detok.pcm'): Promise<AudioSummary | null> {
   const [nativeStream, referenceStream] = await Promise.all([readPcmStream(native, boundary, reference), readPcmStream(reference, boundary)]);

@@ -509,13 +509,16 @@ class BundleReader implements TraceBundle {
 
 /**
  * The weights file named by provenance.model.weights_file (relative to the bundle folder),
+ * or null when the bundle names none (an engine that embeds or generates its weights),
  * confined to the weights roots (weights-roots.ts: the bundle folder, the embedded weights
  * folder, $TRACE_INSPECTOR_WEIGHTS_ROOTS), checked to be a regular file, and verified against
  * weights_sha256. A path outside every root is refused before it is opened, so its digest is
  * never computed or printed.
  */
-export async function resolveWeights(bundle: TraceBundle, env: Readonly<Record<string, string | undefined>> = process.env): Promise<string> {
+export async function resolveWeights(bundle: TraceBundle, env: Readonly<Record<string, string | undefined>> = process.env): Promise<string | null> {
   const { weights_file: weightsFile, weights_sha256: expected } = bundle.manifest.provenance.model;
+  // No weights named: the engine embeds or generates its own and is opened with none.
+  if (weightsFile === undefined || expected === undefined) return null;
   const field = 'provenance.model.weights_file';
   if (weightsFile.includes('\0')) throw new BundleError('E_PATH_INVALID', bundle.manifestPath, field, 'contains a NUL character');
   const path = resolve(bundle.dir, weightsFile);
@@ -568,6 +571,14 @@ export async function checkGivenWeights(bundle: TraceBundle, path: string, flag:
     throw new BundleError('E_FILE_NOT_REGULAR', path, flag, `the weights named by ${flag} ${reason}`, { cause });
   }
   const expected = bundle.manifest.provenance.model.weights_sha256;
+  if (expected === undefined) {
+    throw new BundleError(
+      'E_PROVENANCE',
+      bundle.manifestPath,
+      'provenance.model.weights_file',
+      `names no weights (its engine embeds or generates them), so ${flag} ${path} cannot be checked against the weights the reference was made from; leave ${flag} out`,
+    );
+  }
   if (digest !== expected) {
     throw new BundleError(
       'E_DIGEST',

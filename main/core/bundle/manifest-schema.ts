@@ -32,9 +32,22 @@ export const StridesSchema = z.array(z.int());
 export const ModelProvenanceSchema = z.strictObject({
   name: NonEmptyString,
   checkpoint_revision: NonEmptyString,
-  /** Relative to the bundle folder; informative, never read through the bundle. */
-  weights_file: NonEmptyString,
-  weights_sha256: Sha256HexSchema,
+  /**
+   * The weights the model ran with, relative to the folder of manifest.json (resolved within the
+   * weights roots, main/core/bundle/weights-roots.ts). Absent for a model whose engine embeds or
+   * generates its weights: weights_sha256 is then absent too, and the engine opens with none.
+   */
+  weights_file: NonEmptyString.optional(),
+  weights_sha256: Sha256HexSchema.optional(),
+}).superRefine((model, ctx) => {
+  // Both or neither: weights without a digest cannot be verified, a digest of nothing is noise.
+  if ((model.weights_file === undefined) === (model.weights_sha256 === undefined)) return;
+  const [present, absent] = model.weights_file === undefined ? ['weights_sha256', 'weights_file'] : ['weights_file', 'weights_sha256'];
+  ctx.addIssue({
+    code: 'custom',
+    path: [absent],
+    message: `missing while ${present} is given: name the weights with both (weights_file and its sha256), or leave both out when the engine embeds or generates its weights`,
+  });
 });
 
 export const GeneratorProvenanceSchema = z.strictObject({
@@ -277,6 +290,12 @@ export const CaseSchema = z.strictObject({
 });
 export type BundleCase = z.infer<typeof CaseSchema>;
 
+/** One audio boundary: a one-dimensional float boundary whose records are PCM at this rate. */
+export const AudioDeclarationSchema = z.strictObject({
+  sample_rate: z.int({ error: 'expected the sample rate in Hz (an integer)' }).min(1, { error: 'expected a positive sample rate in Hz' }).max(1_000_000, { error: 'expected at most 1000000 Hz' }),
+});
+export type AudioDeclaration = z.infer<typeof AudioDeclarationSchema>;
+
 export const BundleManifestSchema = z.strictObject({
   schema: z.literal(BUNDLE_SCHEMA_NAME),
   schema_version: z.literal(BUNDLE_SCHEMA_VERSION),
@@ -289,6 +308,11 @@ export const BundleManifestSchema = z.strictObject({
   files: z.array(FileEntrySchema),
   /** How a native run ended; required in native bundles, optional elsewhere. */
   run: RunOutcomeSchema.nullable().optional(),
+  /**
+   * The audio boundaries, by name, with their sample rates (main/core/audio/audio-declarations.ts
+   * says what a manifest without the map declares).
+   */
+  audio: z.record(NonEmptyString, AudioDeclarationSchema).optional(),
 });
 export type BundleManifest = z.infer<typeof BundleManifestSchema>;
 
@@ -350,7 +374,7 @@ export function parseManifest(raw: unknown, file: string): BundleManifest {
     ]);
   }
   const parsed = manifestSchemaFor(kind.data).safeParse(withSkeleton);
-  if (!parsed.success) throw schemaError(issuesFromZod(parsed.error, withSkeleton, 'E_MANIFEST_SCHEMA'), file);
+  if (!parsed.success) throw schemaError(issuesFromZod(parsed.error, withSkeleton, 'E_MANIFEST_SCHEMA', [], manifestSchemaFor(kind.data)), file);
   const manifest: BundleManifest = parsed.data;
   const problems = semanticIssues(manifest);
   if (problems.length > 0) throw BundleError.fromIssues(file, problems);
@@ -376,7 +400,7 @@ function entryIssues(top: Readonly<Record<string, unknown>>): { issues: BundleIs
     if (stoppedAt !== null) return false;
     const result = schema.safeParse(value);
     if (result.success) return true;
-    for (const issue of issuesFromZod(result.error, value, 'E_MANIFEST_SCHEMA', path)) {
+    for (const issue of issuesFromZod(result.error, value, 'E_MANIFEST_SCHEMA', path, schema)) {
       if (issues.length === MAX_REPORTED_ISSUES) {
         stoppedAt = formatFieldPath(path);
         return false;
@@ -494,11 +518,16 @@ function semanticIssues(manifest: BundleManifest): BundleIssue[] {
       claimKey([...at, 'key'], pass.file, boundary.key);
       checkBoundaryTensor(boundary, at, out);
       checkAudioBounds(boundary, at, out);
+      if (audioBoundsOf(boundary.contract) !== null && manifest.audio !== undefined && !Object.hasOwn(manifest.audio, boundary.name)) {
+        out.add('E_CONTRACT', [...at, 'contract', 'audio'], `audio bounds on "${boundary.name}", which the manifest's "audio" map does not declare: declare it with its sample rate`);
+      }
       if (needsContracts && boundary.contract === null) {
         out.add('E_CONTRACT', [...at, 'contract'], `a ${manifest.kind} bundle declares bit_exact or faithful for every boundary`);
       }
     });
   });
+
+  checkAudioDeclarations(manifest, out);
 
   const gapIds = new Set<string>();
   manifest.known_gaps.forEach((gap, g) => {
@@ -552,6 +581,30 @@ function checkBoundaryTensor(boundary: BoundaryEntry, at: readonly PropertyKey[]
     const extent = shape[axis];
     if (extent === undefined) out.add('E_SHAPE', [...at, 'valid', 'axis'], `axis ${axis} does not exist in shape [${shape.join(', ')}]`);
     else if (length > extent) out.add('E_SHAPE', [...at, 'valid', 'length'], `${length} exceeds the extent ${extent} of axis ${axis}`);
+  }
+}
+
+const PCM_DTYPES: readonly string[] = ['F32', 'F64', 'F16', 'BF16'];
+
+/** A declared audio boundary is recorded, and every record is one-dimensional float PCM. */
+function checkAudioDeclarations(manifest: BundleManifest, out: IssueList): void {
+  for (const name of Object.keys(manifest.audio ?? {})) {
+    let recorded = false;
+    let reported = false;
+    manifest.passes.forEach((pass, p) => {
+      const entry = pass.boundaries.find((candidate) => candidate.name === name);
+      if (entry === undefined || reported) return;
+      recorded = true;
+      reported = true;
+      if (!PCM_DTYPES.includes(entry.dtype) || entry.shape.length !== 1) {
+        out.add('E_SHAPE', ['audio', name], `declared audio, but pass ${p} records "${name}" as ${entry.dtype} [${entry.shape.join(', ')}]: audio is a one-dimensional float boundary (F32, F64, F16 or BF16)`);
+      } else if (entry.valid !== null && entry.valid.axis !== 0) {
+        out.add('E_SHAPE', ['audio', name], `declared audio, but pass ${p} declares its valid region on axis ${entry.valid.axis} (audio needs axis 0)`);
+      } else {
+        reported = false;
+      }
+    });
+    if (!recorded) out.add('E_BOUNDARY_MISSING', ['audio', name], `declared audio, but no pass records a boundary "${name}"`);
   }
 }
 

@@ -28,6 +28,7 @@ import { combinePlans, roundingDecisionPlan } from './rounding-decisions.ts';
 import { isolatedBundleDir, isolationPlan, isolationRuntime } from './layer-isolation.ts';
 import {
   summarizeTeacherForcing,
+  nothingToForce,
   teacherForcingPlan,
   teacherForcingRuntimeAfterRun,
   teacherForcingRuntimeAtStart,
@@ -53,8 +54,11 @@ export interface CaptureOptions {
    * digest-checked as it is read). Default false: the capture verifies it in full.
    */
   referenceVerified?: boolean;
-  /** Weights file; default: the reference's provenance.model.weights_file (digest-checked). */
-  weightsPath?: string;
+  /**
+   * Weights file; default: the reference's provenance.model.weights_file (digest-checked), none
+   * when it names none. null: open the engine with no weights (the gate's choice, made above).
+   */
+  weightsPath?: string | null;
   isolation?: Isolation;
   passTimeoutMs?: number;
   /** Engine options set before the run (perturbations, knobs). */
@@ -304,10 +308,11 @@ async function refusedAsUsage(what: string, call: () => Promise<void>): Promise<
 export async function prepareSession(
   host: EngineHost,
   reference: TraceBundle,
-  weightsPath: string,
+  weightsPath: string | null,
   engineOptions: Readonly<Record<string, string>> = {},
 ): Promise<NativeCaptureHeader['inputs']> {
-  await refusedAsUsage(`opening a session with weights ${weightsPath}`, () => host.open({}, weightsPath));
+  // null: the reference names no weights, and ti_open gets a NULL weights_path.
+  await refusedAsUsage(weightsPath === null ? 'opening a session with no weights' : `opening a session with weights ${weightsPath}`, () => host.open({}, weightsPath));
   for (const [key, value] of Object.entries(engineOptions)) {
     await refusedAsUsage(`option ${key}=${value}`, () => host.setOption(key, value));
   }
@@ -449,6 +454,8 @@ export function capturePlans(
   description: EngineHost['description'],
   options: { teacherForce: boolean; forceRoundingDecisions: boolean; referenceSha256: string },
 ): CapturePlans {
+  const unforced = options.teacherForce ? nothingToForce(reference, description) : null;
+  if (unforced !== null) throw new CaptureUsageError(unforced);
   const forcing = options.teacherForce ? teacherForcingPlan(reference, description) : null;
   const rounding = options.forceRoundingDecisions ? roundingDecisionPlan(reference, description) : null;
   const runtime: Record<string, RuntimeValue> = {
@@ -510,7 +517,7 @@ export async function captureRun(options: CaptureOptions): Promise<CaptureResult
   if (isolatedDir === outDir) throw new CaptureUsageError(`the isolated bundle cannot go to --out ${outDir} itself`);
   await assertFreshTarget(outDir);
   if (isolatedDir !== null) await assertFreshTarget(isolatedDir);
-  const weightsPath = options.weightsPath ? resolve(options.weightsPath) : await resolveWeights(reference);
+  const weightsPath = options.weightsPath === null ? null : options.weightsPath ? resolve(options.weightsPath) : await resolveWeights(reference);
   const referenceSha256 = options.teacherForce || options.isolate ? (await sha256File(reference.manifestPath)).sha256 : '';
 
   const locks: CaptureLock[] = [];
@@ -543,7 +550,7 @@ interface CaptureTargets {
   reference: TraceBundle;
   outDir: string;
   isolatedDir: string | null;
-  weightsPath: string;
+  weightsPath: string | null;
   referenceSha256: string;
   /** Starts a fresh host (after the first died) and makes it the one an abort stops. */
   restart(): Promise<EngineHost>;

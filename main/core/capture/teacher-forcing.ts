@@ -21,6 +21,22 @@ export function tokenBoundaries(description: EngineDescription): string[] {
   return injectableBoundaries(description, (dtype) => isIntegerDType(dtype as DType));
 }
 
+/**
+ * Why teacher forcing would force nothing in `reference`'s case, or null when it forces
+ * something: the catalogue declares no token-like boundary (injectable, integer), or the
+ * reference records none of those it declares. Asked before anything runs, so
+ * `--teacher-force` never silently does nothing.
+ */
+export function nothingToForce(reference: Pick<TraceBundle, 'passes' | 'manifestPath'>, description: EngineDescription): string | null {
+  const tokens = tokenBoundaries(description);
+  if (tokens.length === 0) {
+    return `--teacher-force: nothing to force: the engine's catalogue declares no token-like boundary (an injectable boundary of integer dtype, such as a sampled token)`;
+  }
+  const recorded = new Set(reference.passes.flatMap((pass) => pass.boundaries.map((entry) => entry.name)));
+  if (tokens.some((name) => recorded.has(name))) return null;
+  return `--teacher-force: nothing to force: ${reference.manifestPath} records none of the engine's token-like boundaries (${tokens.map((name) => `"${name}"`).join(', ')})`;
+}
+
 export function teacherForcingPlan(reference: TraceBundle, description: EngineDescription): InjectionPlan {
   return planFromReference(reference, tokenBoundaries(description), 'teacher_forcing');
 }

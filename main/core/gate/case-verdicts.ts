@@ -100,35 +100,49 @@ interface Slot {
 
 function catalogueStance(boundary: EngineBoundary | undefined, pass: PassEntry, facts: PassFacts): CatalogueStance {
   if (boundary === undefined) return 'undeclared';
+  if (boundary.emit === 'engine_decides') return 'engine_decides';
   return isEmittedIn(boundary, pass.kind, pass.mode ?? '', facts) ? 'emitted' : 'not_emitted';
 }
 
 /** The reference model's end-of-audio code (docs/reference-model.md): code 0 == 32 ends an audio run. */
 const END_OF_AUDIO_CODE = 32;
+/** detok.frame_status (docs/reference-model-audio.md): 0 decoded, 1 end-of-audio, 2 refused (EOA in another codebook). */
+const FRAME_DECODED = 0;
+
+/** The first I32 of a boundary of `pass`, or null when it is absent, not I32, empty or unreadable now. */
+async function firstInt32(reference: TraceBundle, pass: number, name: string): Promise<number | null> {
+  const entry = reference.boundary(pass, name);
+  if (entry === undefined || entry.dtype !== 'I32' || entry.byte_length < 4) return null;
+  try {
+    const tensor = await reference.readBoundary(pass, name);
+    return new DataView(tensor.data.buffer, tensor.data.byteOffset, tensor.data.byteLength).getInt32(0, true);
+  } catch (error) {
+    // Unreadable now (changed since it was verified): the comparison of the boundary itself
+    // reports it as unreadable; here the caller falls back (fail closed).
+    if (!(error instanceof BundleError)) throw error;
+    return null;
+  }
+}
 
 /**
  * What the emit kinds `prefill_audio_in` and `audio_frame` depend on, read from the reference
  * (the case's truth): whether its inputs include `pcm_in`, and whether a pass's audio frame was
- * end-of-audio (`depth.codes[0] == 32`). When the reference cannot tell, a frame counts as not
- * end-of-audio, so an `audio_frame` boundary native failed to emit is a FAIL, never a gap.
+ * left undecoded. The recorded `detok.frame_status` says it (0 decoded; 1 end-of-audio and 2
+ * refused, EOA in another codebook, are not decoded); a reference without it falls back to
+ * `depth.codes[0] == 32`. When the reference cannot tell, a frame counts as decoded, so an
+ * `audio_frame` boundary native failed to emit is a FAIL, never a gap.
  */
-async function passFactsOf(reference: TraceBundle, description: EngineDescription, only: ReadonlySet<number> | null): Promise<Map<number, PassFacts>> {
+export async function passFactsOf(reference: TraceBundle, description: EngineDescription, only: ReadonlySet<number> | null): Promise<Map<number, PassFacts>> {
   const pcmIn = reference.input('pcm_in') !== undefined;
   const needsFrames = description.boundaries.some((boundary) => boundary.emit === 'audio_frame');
   const facts = new Map<number, PassFacts>();
   for (const pass of reference.passes) {
     if (only !== null && !only.has(pass.index)) continue;
     let endOfAudio = false;
-    const codes = needsFrames && pass.mode === 'audio' ? reference.boundary(pass.index, 'depth.codes') : undefined;
-    if (codes !== undefined && codes.dtype === 'I32' && codes.byte_length >= 4) {
-      try {
-        const tensor = await reference.readBoundary(pass.index, 'depth.codes');
-        endOfAudio = new DataView(tensor.data.buffer, tensor.data.byteOffset, tensor.data.byteLength).getInt32(0, true) === END_OF_AUDIO_CODE;
-      } catch (error) {
-        // Unreadable now (changed since it was verified): the comparison of depth.codes itself
-        // reports it as unreadable; here the frame counts as not end-of-audio (fail closed).
-        if (!(error instanceof BundleError)) throw error;
-      }
+    if (needsFrames && pass.mode === 'audio') {
+      const status = await firstInt32(reference, pass.index, 'detok.frame_status');
+      if (status !== null) endOfAudio = status !== FRAME_DECODED;
+      else endOfAudio = (await firstInt32(reference, pass.index, 'depth.codes')) === END_OF_AUDIO_CODE;
     }
     facts.set(pass.index, { pcmIn, endOfAudio });
   }
@@ -228,13 +242,19 @@ export async function judgeCase(input: CaseJudgeInput): Promise<CaseJudgement> {
     const stop = input.stop;
     const unreached = !slot.inNative && stop !== null && passIndex >= stop.pass ? stop.description : null;
     const ledger = slot.inReference ? findLedgerEntry(input.ledger, input.caseId, passIndex, slot.name) : null;
+    const stance = catalogueStance(catalogueByName.get(slot.name), slot.pass, passFacts.get(passIndex) ?? { pcmIn: input.reference.input('pcm_in') !== undefined, endOfAudio: false });
+    if (stance === 'engine_decides' && slot.inReference && !slot.inNative && unreached === null && slotUnreadable === null) {
+      // The engine chose not to emit it in this pass, which its catalogue allows: no row.
+      input.onCompared?.(done + 1, slots.length);
+      continue;
+    }
     const judgement = judgeBoundary({
       caseId: input.caseId,
       pass: passIndex,
       boundary: slot.name,
       inReference: slot.inReference,
       inNative: slot.inNative,
-      catalogue: catalogueStance(catalogueByName.get(slot.name), slot.pass, passFacts.get(passIndex) ?? { pcmIn: input.reference.input('pcm_in') !== undefined, endOfAudio: false }),
+      catalogue: stance,
       unreachedBecause: unreached,
       unreadable: slotUnreadable,
       reference: referenceComparison,

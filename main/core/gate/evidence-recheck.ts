@@ -39,7 +39,7 @@ export async function evidenceChangedDuringRun(result: GateResult): Promise<stri
         return `case ${item.id}: the ${bundle.role} bundle changed while the gate ran: ${error.message}`;
       }
     }
-    if ((await hashOf(item.weights.path)) !== item.weights.sha256) return `case ${item.id}: the weights ${item.weights.path} changed while the gate ran`;
+    if (item.weights !== null && (await hashOf(item.weights.path)) !== item.weights.sha256) return `case ${item.id}: the weights ${item.weights.path} changed while the gate ran`;
   }
   return null;
 }

@@ -26,7 +26,7 @@ export function gateReceiptSubjects(result: GateResult): Subject[] {
   for (const item of result.cases) {
     add(item.reference.subjectName, item.reference.manifestSha256);
     if (item.oracle !== null) add(item.oracle.subjectName, item.oracle.manifestSha256);
-    add(item.weights.subjectName, item.weights.sha256);
+    if (item.weights !== null) add(item.weights.subjectName, item.weights.sha256);
   }
   // A contracts file supplied with --contracts decided verdicts: pinned like a manifest.
   const supplied = result.options.referenceContracts;
@@ -203,7 +203,8 @@ export function gateReceiptPredicate(result: GateResult): Record<string, unknown
       id: item.id,
       reference: item.reference.subjectName,
       oracle: item.oracle?.subjectName ?? null,
-      weights: item.weights.subjectName,
+      // null: "no weights" (the reference names none; the engine embeds or generates them).
+      weights: item.weights?.subjectName ?? null,
       run: {
         status: item.run.outcome.status,
         message: item.run.outcome.message,

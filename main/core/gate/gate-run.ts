@@ -13,6 +13,8 @@ import { basename, join, resolve } from 'node:path';
 import { EngineCallError, EngineHostDeadError, EngineHostError, EngineLoadError } from '../../engine-host/engine-errors.ts';
 import type { EngineDescription } from '../../engine-host/engine-description.ts';
 import { EngineHost, type PassResult } from '../../engine-host/engine-host.ts';
+import { nothingToForce } from '../capture/teacher-forcing.ts';
+import { catalogueProblem, oracleStorageProblem } from './upfront-checks.ts';
 import { checkGivenWeights, NATIVE_AS_REFERENCE, openBundle, resolveWeights, type TraceBundle } from '../bundle/bundle-reader.ts';
 import { sha256File } from '../bundle/digest.ts';
 import { BundleError } from '../bundle/errors.ts';
@@ -65,7 +67,8 @@ interface PreparedCase {
   manifest: BundleManifest;
   reference: BundleSummary;
   oracle: BundleSummary | null;
-  weights: { path: string; sha256: string; subjectName: string };
+  /** Null when the reference names no weights (the engine embeds or generates them). */
+  weights: { path: string; sha256: string; subjectName: string } | null;
 }
 
 
@@ -140,7 +143,7 @@ async function prepareCases(options: GateOptions): Promise<PreparedCase[]> {
       let folder = base;
       for (let n = 2; folders.has(folder); n += 1) folder = `${base}-${n}`;
       folders.add(folder);
-      let weightsPath: string;
+      let weightsPath: string | null;
       try {
         weightsPath =
           options.weightsPath === undefined ? await resolveWeights(reference) : await checkGivenWeights(reference, resolve(options.weightsPath), '--weights');
@@ -156,6 +159,8 @@ async function prepareCases(options: GateOptions): Promise<PreparedCase[]> {
           if (oracleBundle.manifest.case.id !== caseId) {
             throw new GateUsageError(`oracle bundle ${oracleDir} is case "${oracleBundle.manifest.case.id}", its reference ${referenceDir} is case "${caseId}"`);
           }
+          const storage = oracleStorageProblem(reference.manifest, reference.manifestPath, oracleBundle.manifest, oracleBundle.manifestPath);
+          if (storage !== null) throw new GateUsageError(storage);
           oracle = await summarize(oracleBundle, `${folder}/${basename(oracleDir)}/manifest.json`);
         } finally {
           await oracleBundle.close();
@@ -169,7 +174,7 @@ async function prepareCases(options: GateOptions): Promise<PreparedCase[]> {
         manifest: reference.manifest,
         reference: await summarize(reference, `${folder}/${basename(referenceDir)}/manifest.json`),
         oracle,
-        weights: { path: weightsPath, sha256: reference.manifest.provenance.model.weights_sha256, subjectName: basename(weightsPath) },
+        weights: weightsPath === null ? null : { path: weightsPath, sha256: reference.manifest.provenance.model.weights_sha256 ?? '', subjectName: basename(weightsPath) },
       });
     } finally {
       await reference.close();
@@ -178,6 +183,7 @@ async function prepareCases(options: GateOptions): Promise<PreparedCase[]> {
   // Receipt subject names must be unique: different weights sharing a file name get the case as prefix.
   const byName = new Map<string, string>();
   for (const item of prepared) {
+    if (item.weights === null) continue;
     const other = byName.get(item.weights.subjectName);
     if (other !== undefined && other !== item.weights.sha256) item.weights.subjectName = `${item.folder}/${item.weights.subjectName}`;
     else byName.set(item.weights.subjectName, item.weights.sha256);
@@ -313,6 +319,12 @@ export async function runGate(options: GateOptions, progress?: (event: GateProgr
   }
   const { description, summary: engine } = await describeEngine({ ...options, library });
   for (const item of prepared) {
+    const disagreement = catalogueProblem(item.manifest, item.reference.manifestPath, 'reference', description, library);
+    if (disagreement !== null) throw new GateUsageError(disagreement);
+    const unforced = options.teacherForce ? nothingToForce({ passes: item.manifest.passes, manifestPath: item.reference.manifestPath }, description) : null;
+    if (unforced !== null) throw new GateUsageError(`case ${item.caseId}: ${unforced}`);
+  }
+  for (const item of prepared) {
     await assertFreshFolder(join(workDir, item.folder, 'native'));
     if (options.isolate) await assertFreshFolder(join(workDir, item.folder, 'native-isolated'));
   }
@@ -338,7 +350,7 @@ export async function runGate(options: GateOptions, progress?: (event: GateProgr
       referenceDir: item.referenceDir,
       outDir: nativeDir,
       // The weights resolved and digest-checked above, so the capture opens exactly those.
-      weightsPath: item.weights.path,
+      weightsPath: item.weights?.path ?? null,
       isolation: options.isolation,
       passTimeoutMs: options.passTimeoutMs,
       options: options.engineOptions,

@@ -169,8 +169,11 @@ export interface CaseResult {
   id: string;
   reference: BundleSummary;
   oracle: BundleSummary | null;
-  /** The weights the engine opened (the reference's provenance, digest-checked). */
-  weights: { path: string; sha256: string; subjectName: string };
+  /**
+   * The weights the engine opened (the reference's provenance, digest-checked); null when the
+   * reference names none (an engine that embeds or generates its weights, opened with none).
+   */
+  weights: { path: string; sha256: string; subjectName: string } | null;
   /** The native bundle, null when none could be written or recovered. */
   nativeDir: string | null;
   /** With --isolate: the isolated native bundle the capture wrote (null when none). */

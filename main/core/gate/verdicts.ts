@@ -20,6 +20,10 @@ import type { FailureKind, LedgerEntry, OracleSide, Verdict } from './gate-types
 export type CatalogueStance =
   | 'emitted' // declared, and promised for a pass of this kind and mode
   | 'not_emitted' // declared, but the catalogue says it is not emitted in a pass like this
+  // declared `engine_decides`: the engine emits it when it chooses. Absent from the run where the
+  // reference has it, it is neither a GAP nor a FAIL: case-verdicts.ts makes no row for it (only
+  // an unreached or unreadable one is judged, as for every stance).
+  | 'engine_decides'
   | 'undeclared'; // the catalogue does not declare it at all
 
 export interface VerdictFacts {

@@ -46,7 +46,7 @@ function header(result: GateResult): string[] {
     lines.push(`case     ${item.id}`);
     lines.push(`  reference  ${item.reference.dir}  (${provenanceLine(item)})`);
     lines.push(`  oracle     ${item.oracle === null ? 'none (gap)' : `${item.oracle.dir}  (${item.oracle.precision})`}`);
-    lines.push(`  weights    ${item.weights.path}  sha256 ${shortSha(item.weights.sha256)}`);
+    lines.push(`  weights    ${item.weights === null ? 'no weights (the reference names none; the engine opened with none)' : `${item.weights.path}  sha256 ${shortSha(item.weights.sha256)}`}`);
     lines.push(`  run        ${runLine(item)}`);
     if (item.nativeDir !== null) lines.push(`  native     ${item.nativeDir}`);
   }

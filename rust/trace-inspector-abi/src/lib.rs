@@ -516,7 +516,8 @@ impl<'a> Pass<'a> {
 pub trait Engine: Sized + 'static {
     /// The catalogue (called once per loaded library).
     fn catalogue() -> Catalogue;
-    /// Open a session: read the weights (`weights` is the path the host was given, if any).
+    /// Open a session: read the weights (`weights` is the path the host was given; None when the
+    /// reference names no weights, for an engine that embeds or generates them).
     fn open(config_json: &str, weights: Option<&str>) -> Result<Self>;
     /// Run one pass (`pass.index()` 0 is the prefill) and record its boundaries.
     fn pass(&mut self, pass: &mut Pass<'_>) -> Result<()>;

@@ -25,17 +25,23 @@ export function AudioPanel() {
   const version = useInspectorStore(selectRowsVersion);
   const selectedRow = useInspectorStore(selectSelectedRow);
   const candidates = useMemo(() => pcmBoundaries(rows), [rows]);
-  const [boundary, setBoundary] = useState(candidates[0] ?? 'detok.pcm');
+  const [boundary, setBoundary] = useState(candidates[0] ?? '');
   // Selecting a PCM boundary in the table makes it the one to listen to.
   useEffect(() => {
     if (selectedRow !== null && isPcmRow(selectedRow)) setBoundary(selectedRow.boundary);
   }, [selectedRow]);
+  // Rows arrive after the panel: follow them to a declared audio boundary.
   useEffect(() => {
-    if (getState().abx.boundary !== boundary) startAbx(boundary);
-  }, [boundary]);
+    if (!candidates.includes(boundary) && candidates[0] !== undefined) setBoundary(candidates[0]);
+  }, [candidates, boundary]);
+  const declared = candidates.includes(boundary);
+  useEffect(() => {
+    if (declared && getState().abx.boundary !== boundary) startAbx(boundary);
+  }, [boundary, declared]);
   useEffect(() => stopPlayback, []);
 
-  const { data: audio, error, loading } = useApiQuery('getAudio', { boundary }, version);
+  // Only a declared audio boundary is asked for: an engine without audio asks nothing.
+  const { data: audio, error, loading } = useApiQuery('getAudio', declared ? { boundary } : null, version);
   const current = audio !== null && audio.boundary === boundary ? audio : null;
   const signals = useMemo(() => {
     if (current === null) return null;
@@ -55,6 +61,13 @@ export function AudioPanel() {
     [signals, current, spectrumOf, region],
   );
 
+  if (!declared) {
+    return (
+      <div className="audio-panel" data-testid="audio-panel">
+        <div className="muted panel-note">the reference declares no audio boundary (a manifest's &quot;audio&quot; map names them with their sample rates)</div>
+      </div>
+    );
+  }
   if (current === null || signals === null) {
     return (
       <div className="audio-panel" data-testid="audio-panel">
