@@ -4,7 +4,8 @@
 // exactly its pass and boundary.
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runGate } from '../../main/core/gate/gate-run.ts';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { GateUsageError, runGate } from '../../main/core/gate/gate-run.ts';
 import type { GateResult } from '../../main/core/gate/gate-types.ts';
 import { gateOptions, removeTempDirs, tempDir, testlib } from '../gate/gate-fixtures.ts';
 import { SCALE_CATALOGUE, scalePasses, scaleRunBytes } from './scale-model.ts';
@@ -15,7 +16,7 @@ afterAll(removeTempDirs);
 
 // 4 prompt tokens + 0.2 s of audio (F = 21 frames, R = 3 encoder rows): T = 7; 21 passes cover
 // the prefill, 6 text decodes, 12 audio decodes and 2 text decodes again.
-const SMALL: ScaleReferenceSpec = { caseId: 'scale-small', prompt: [1, 17, 300, 65_535], pcmSamples: 4800, passes: 21, kvCache: true };
+const SMALL: ScaleReferenceSpec = { caseId: 'scale-small', prompt: [1, 17, 300, 65_535], pcmSamples: 4800, passes: 21, kvCache: true, chunkBytes: 64 * 1024 };
 
 async function gateScale(name: string, spec: ScaleReferenceSpec): Promise<GateResult> {
   const root = tempDir(name);
@@ -49,6 +50,27 @@ describe('the scale engine', () => {
     expect(result.compared).toBe(expected);
     expect(result.counts.PASS).toBe(expected);
     expect(result.seals.lines.slice(0, 2)).toEqual(['FIDELITY: INCOMPLETE', 'OVERALL: PASSED_WITH_GAPS']);
+  });
+
+  it('a wrong chunk digest in the reference (every other digest right): refused before the engine runs, naming file, tensor and chunk', async () => {
+    const root = tempDir('scale-chunk');
+    const reference = writeScaleReference(join(root, 'reference'), { ...SMALL, passes: 2 });
+    const manifestPath = join(reference.dir, 'manifest.json');
+    const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { passes: { boundaries: { name: string; chunks?: { sha256: string[] } }[] }[] };
+    const logits = manifest.passes[1]?.boundaries.findIndex((boundary) => boundary.name === 'backbone.logits') ?? -1;
+    const chunks = manifest.passes[1]?.boundaries[logits]?.chunks?.sha256 as string[];
+    expect(chunks).toHaveLength(4); // 65,536 f32 logits in chunks of 64 KiB
+    chunks[3] = '0'.repeat(64);
+    writeFileSync(manifestPath, JSON.stringify(manifest));
+    const work = join(root, 'work');
+    const error = await runGate(gateOptions({ library: SCALE_ENGINE, cases: [{ referenceDir: reference.dir, oracleDir: null }], workDir: work })).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(GateUsageError);
+    const message = (error as Error).message;
+    expect(message).toContain(join(reference.dir, 'pass-0001.safetensors'));
+    expect(message).toContain(`passes[1].boundaries[${logits}].chunks.sha256[3]`);
+    expect(message).toContain('tensor "backbone.logits", chunk 3');
+    expect(message).toMatch(/lists sha256 0{64}, its bytes hash to [0-9a-f]{64}/);
+    expect(existsSync(work)).toBe(false);
   });
 
   it('one value of a KV cache changed in the reference fails first at that pass and boundary', async () => {

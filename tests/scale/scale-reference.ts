@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { chunkDigestsOf, DEFAULT_CHUNK_DIGEST_BYTES } from '../../main/core/bundle/chunk-digests.ts';
 import type { DType } from '../../main/core/bundle/dtype.ts';
 import { contiguousStrides, layoutOf } from '../../main/core/bundle/layout.ts';
 import type { BundleManifest, Contract } from '../../main/core/bundle/manifest-schema.ts';
@@ -25,6 +26,8 @@ const EXACT_CONTRACT: Contract = { kind: 'bit_exact', nan_policy: 'positions', s
 
 export interface ScaleReferenceSpec extends ScaleRunSpec {
   readonly caseId: string;
+  /** State a sha256 per chunk of this many bytes beside each tensor's digest (chunk-digests.ts); absent: none. */
+  readonly chunkBytes?: number;
   /** Called with each record's values before they are hashed (tests plant a deliberate error). */
   readonly edit?: (pass: number, name: string, data: Uint8Array) => void;
 }
@@ -81,6 +84,7 @@ export function writeScaleReference(dir: string, spec: ScaleReferenceSpec): Writ
           byte_length: data.byteLength,
           valid: null,
           contract: record.boundary.dtype === 'F32' ? F32_CONTRACT : EXACT_CONTRACT,
+          ...(spec.chunkBytes === undefined ? {} : { chunks: { bytes: spec.chunkBytes, sha256: chunkDigestsOf(data, spec.chunkBytes) } }),
         });
       }
       const written = writeSafetensorsFile(join(dir, file), spilled, { dataOrder: 'given' });
@@ -136,6 +140,7 @@ function parseArgs(argv: readonly string[]): { dir: string; spec: ScaleReference
       pcmSamples: value('--pcm', 0),
       passes: value('--passes', 64),
       kvCache: rest.includes('--kv-cache'),
+      chunkBytes: DEFAULT_CHUNK_DIGEST_BYTES,
     },
   };
 }
