@@ -9,6 +9,7 @@ import { KEYGEN_USAGE, runKeygenCommand } from './commands/keygen-command.ts';
 import { RECOVER_USAGE, runRecoverCommand } from './commands/recover-command.ts';
 import { SERVE_USAGE, runServeCommand } from './commands/serve-command.ts';
 import { VERIFY_USAGE, runVerifyCommand } from './commands/verify-command.ts';
+import { MERGE_USAGE, runMergeCommand } from './commands/merge-command.ts';
 import { EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from './cli-io.ts';
 
 export const USAGE = `usage: trace-inspector <command> [options]
@@ -16,6 +17,7 @@ export const USAGE = `usage: trace-inspector <command> [options]
 commands:
   --gate      run the gate: every case, every boundary, seals, signed receipt (exit 0/1/2)
   capture     run an engine over a reference case and capture every boundary into a bundle
+  merge       combine the results of a sharded gate (--gate --shard K/N) into one report and receipt
   verify      check a gate receipt's signature and the files it names
   check       validate bundles (manifest, files, headers, every digest); every problem at once
   keygen      create an Ed25519 key pair for signing receipts
@@ -32,6 +34,7 @@ const COMMAND_USAGE: Readonly<Record<string, string>> = {
   gate: GATE_USAGE,
   '--gate': GATE_USAGE,
   verify: VERIFY_USAGE,
+  merge: MERGE_USAGE,
   check: CHECK_USAGE,
   keygen: KEYGEN_USAGE,
   recover: RECOVER_USAGE,
@@ -58,6 +61,7 @@ const COMMANDS: Readonly<Record<string, CommandRunner>> = {
   '--gate': runGateCommand,
   gate: runGateCommand,
   verify: (rest, io) => runVerifyCommand(rest, io),
+  merge: (rest, io) => runMergeCommand(rest, io),
   check: (rest, io) => runCheckCommand(rest, io),
   keygen: (rest, io) => runKeygenCommand(rest, io),
   recover: (rest, io) => runRecoverCommand(rest, io),

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { GATE_RECEIPT_FILE_NAME, writeGateReceipt } from '../../core/gate/gate-receipt.ts';
 import { GateAbortedError, GateUsageError, runGate } from '../../core/gate/gate-run.ts';
 import { runSelfTestCommand } from './self-test-command.ts';
+import { parseShard, type ShardSpec } from '../../core/gate/gate-shard.ts';
 import type { GateCase, GateOptions, GateProgress, GateResult } from '../../core/gate/gate-types.ts';
 import { ReceiptError } from '../../core/receipt/errors.ts';
 import { defaultUserKey, loadPrivateKey, privateKeyModeWarning } from '../../core/receipt/keys.ts';
@@ -36,6 +37,7 @@ export const GATE_USAGE = `usage: trace-inspector --gate [--engine <lib>] [--bun
                             [--key <pem>] [--ledger <file>] [--teacher-force] [--isolate]
                             [--isolation process|thread] [--timeout <seconds>]
                             [--option key=value]... [--weights <file>] [--work <dir>] [--self-test]
+                            [--shard K/N --json <file>]
 
 Runs the engine over every case, compares every boundary of every pass with the reference and
 the fp64 oracle, prints the verdicts and the seals (last lines), writes a signed receipt, and
@@ -47,6 +49,8 @@ exits 0 (FIDELITY: OK or INCOMPLETE with PASSED / PASSED_WITH_GAPS), 1 (OVERALL:
 (--oracle names it for a single --bundle). --strict turns gaps into a failure. --weights names
 the weights for every case when a reference's provenance.model.weights_file lies outside the
 weights roots; their sha256 must still be the reference's weights_sha256.
+--shard K/N runs the K-th of N deterministic shares of the cases and writes its partial result
+(--json) and receipt; \`trace-inspector merge\` combines the N results (docs/ci.md).
 See docs/gate.md.
 `;
 
@@ -67,6 +71,7 @@ const GateArgsSchema = z.object({
   option: engineOptionsArg,
   weights: z.string().min(1, { error: '--weights: expected a weights file' }).optional(),
   work: z.string().min(1, { error: '--work: expected a folder' }).optional(),
+  shard: z.string().min(1, { error: '--shard: expected K/N' }).optional(),
 });
 type GateArgs = z.infer<typeof GateArgsSchema>;
 
@@ -88,6 +93,7 @@ export function parseGateArgs(argv: readonly string[]): GateArgs {
     option: { type: 'string', multiple: true },
     weights: { type: 'string' },
     work: { type: 'string' },
+    shard: { type: 'string' },
   }, GateArgsSchema);
 }
 
@@ -252,6 +258,16 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
     if (args.oracle !== undefined && !hasManifest(resolve(io.cwd, args.oracle))) throw new UsageError(`--oracle ${args.oracle}: no manifest.json there; expected an oracle-f64 bundle folder`);
   }
 
+  let shard: ShardSpec | undefined;
+  if (args.shard !== undefined) {
+    try {
+      shard = parseShard(args.shard);
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+    if (args.json === undefined) throw new UsageError(`--shard ${args.shard} needs --json <file>: the shard's result, which \`trace-inspector merge\` combines with the others`);
+  }
+
   const workDir = resolve(io.cwd, args.work ?? join('runs', `gate-${timestamp()}`));
   const receipt = resolve(io.cwd, args.receipt ?? join(workDir, GATE_RECEIPT_FILE_NAME));
   const outputs = [
@@ -280,6 +296,7 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
     ledgerFile: args.ledger !== undefined ? resolve(io.cwd, args.ledger) : null,
     command: commandLine,
     ...(args.weights !== undefined ? { weightsPath: resolve(io.cwd, args.weights) } : {}),
+    ...(shard !== undefined ? { shard } : {}),
   };
   io.stderr(`gate: engine ${library}\ngate: ${cases.length} case(s); work folder ${workDir}\n`);
 
