@@ -11,6 +11,7 @@ import { RECOVER_USAGE, runRecoverCommand } from './commands/recover-command.ts'
 import { SELF_TEST_USAGE, runSelfTestCommand } from './commands/self-test-command.ts';
 import { SERVE_USAGE, runServeCommand } from './commands/serve-command.ts';
 import { VERIFY_USAGE, runVerifyCommand } from './commands/verify-command.ts';
+import { MERGE_USAGE, runMergeCommand } from './commands/merge-command.ts';
 import { EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from './cli-io.ts';
 
 export const USAGE = `usage: trace-inspector <command> [options]
@@ -21,6 +22,7 @@ commands:
   self-test   prove the gate catches every deliberate perturbation (also: --gate --self-test)
   capture     run an engine over a reference case and capture every boundary into a bundle
   compare     judge one bundle against another (engine vs engine, build vs build, no engine runs)
+  merge       combine the results of a sharded gate (--gate --shard K/N) into one report and receipt
   verify      check a gate receipt's signature and the files it names
   check       validate bundles (manifest, files, headers, every digest); every problem at once
   keygen      create an Ed25519 key pair for signing receipts
@@ -39,6 +41,7 @@ const COMMAND_USAGE: Readonly<Record<string, string>> = {
   '--gate': GATE_USAGE,
   'self-test': SELF_TEST_USAGE,
   verify: VERIFY_USAGE,
+  merge: MERGE_USAGE,
   check: CHECK_USAGE,
   keygen: KEYGEN_USAGE,
   recover: RECOVER_USAGE,
@@ -67,6 +70,7 @@ const COMMANDS: Readonly<Record<string, CommandRunner>> = {
   gate: runGateCommand,
   'self-test': (rest, io) => runSelfTestCommand(rest, io),
   verify: (rest, io) => runVerifyCommand(rest, io),
+  merge: (rest, io) => runMergeCommand(rest, io),
   check: (rest, io) => runCheckCommand(rest, io),
   keygen: (rest, io) => runKeygenCommand(rest, io),
   recover: (rest, io) => runRecoverCommand(rest, io),

@@ -4,6 +4,7 @@ import { benchAppPerformance } from './app-performance.bench.ts';
 import { benchCaptureOverhead } from './capture-overhead.bench.ts';
 import { benchComparator } from './comparator.bench.ts';
 import { benchRealTimeFactor } from './real-time-factor.bench.ts';
+import { benchScale } from './scale.bench.ts';
 
 interface Bench {
   title: string;
@@ -14,6 +15,7 @@ const benches: Bench[] = [
   { title: 'capture overhead (reference engine, worker thread)', run: benchCaptureOverhead },
   { title: 'comparator throughput and streaming memory', run: benchComparator },
   { title: 'real-time factor, full pipeline (speech case)', run: benchRealTimeFactor },
+  { title: 'scale: --gate and end-to-end compare on a scale-engine trace (TRACE_INSPECTOR_SCALE_GIB, default 4)', run: benchScale },
   { title: 'app performance in Chromium: 50k-row boundary table, 4096x4096 heatmap (serve mode)', run: benchAppPerformance },
 ];
 

@@ -193,6 +193,7 @@ function oddlyChunked(bundle: TraceBundle, sizes: readonly number[]): TraceBundl
     },
     boundary: (pass, name) => bundle.boundary(pass, name),
     readBoundary: (pass, name) => bundle.readBoundary(pass, name),
+    readBoundaryRange: (pass, name, begin, end) => bundle.readBoundaryRange(pass, name, begin, end),
     async *readBoundaryChunks(pass, name) {
       const whole = (await bundle.readBoundary(pass, name)).data;
       let at = 0;

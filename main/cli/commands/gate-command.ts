@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { GATE_RECEIPT_FILE_NAME, writeGateReceipt } from '../../core/gate/gate-receipt.ts';
 import { GateAbortedError, GateUsageError, runGate } from '../../core/gate/gate-run.ts';
 import { runSelfTestCommand } from './self-test-command.ts';
+import { parseShard, type ShardSpec } from '../../core/gate/gate-shard.ts';
 import type { GateCase, GateOptions, GateResult } from '../../core/gate/gate-types.ts';
 import { ReceiptError } from '../../core/receipt/errors.ts';
 import { defaultUserKey, loadPrivateKey, privateKeyModeWarning } from '../../core/receipt/keys.ts';
@@ -41,6 +42,7 @@ export const GATE_USAGE = `usage: trace-inspector --gate [--engine <lib>] [--bun
                             [--isolation process|thread] [--timeout <seconds>]
                             [--option key=value]... [--weights <file>] [--work <dir>] [--self-test]
                             [--contracts <file> | --contract bit_exact]
+                            [--shard K/N --json <file>]
 
 Runs the engine over every case, compares every boundary of every pass with the reference and
 the fp64 oracle, prints the verdicts and the seals (last lines), writes a signed receipt, and
@@ -54,6 +56,8 @@ the weights for every case when a reference's provenance.model.weights_file lies
 weights roots; their sha256 must still be the reference's weights_sha256. --contracts FILE /
 --contract bit_exact supply contracts (docs/compare.md): with them a --bundle may be a native
 bundle (another engine's capture) standing as the reference.
+--shard K/N runs the K-th of N deterministic shares of the cases and writes its partial result
+(--json) and receipt; \`trace-inspector merge\` combines the N results (docs/ci.md).
 See docs/gate.md.
 `;
 
@@ -76,6 +80,7 @@ const GateArgsSchema = z.object({
   work: z.string().min(1, { error: '--work: expected a folder' }).optional(),
   contracts: z.string().min(1, { error: '--contracts: expected a file' }).optional(),
   contract: z.enum(['bit_exact'], { error: '--contract: expected "bit_exact" (other contracts go in a --contracts file)' }).optional(),
+  shard: z.string().min(1, { error: '--shard: expected K/N' }).optional(),
 });
 type GateArgs = z.infer<typeof GateArgsSchema>;
 
@@ -99,6 +104,7 @@ export function parseGateArgs(argv: readonly string[]): GateArgs {
     work: { type: 'string' },
     contracts: { type: 'string' },
     contract: { type: 'string' },
+    shard: { type: 'string' },
   }, GateArgsSchema);
 }
 
@@ -212,6 +218,16 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
     if (args.oracle !== undefined && !hasManifest(resolve(io.cwd, args.oracle))) throw new UsageError(`--oracle ${args.oracle}: no manifest.json there; expected an oracle-f64 bundle folder`);
   }
 
+  let shard: ShardSpec | undefined;
+  if (args.shard !== undefined) {
+    try {
+      shard = parseShard(args.shard);
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+    if (args.json === undefined) throw new UsageError(`--shard ${args.shard} needs --json <file>: the shard's result, which \`trace-inspector merge\` combines with the others`);
+  }
+
   const workDir = resolve(io.cwd, args.work ?? join('runs', `gate-${timestamp()}`));
   const receipt = resolve(io.cwd, args.receipt ?? join(workDir, GATE_RECEIPT_FILE_NAME));
   const outputs = [
@@ -249,6 +265,7 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
     command: commandLine,
     referenceContracts: supplied === null ? null : describeSource(supplied),
     ...(args.weights !== undefined ? { weightsPath: resolve(io.cwd, args.weights) } : {}),
+    ...(shard !== undefined ? { shard } : {}),
   };
   io.stderr(`gate: engine ${library}\ngate: ${cases.length} case(s); work folder ${workDir}\n`);
 

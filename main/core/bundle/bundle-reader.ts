@@ -5,6 +5,7 @@
 import { realpath, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { JOURNAL_FILE_NAME } from './capture-journal.ts';
+import { chunkDigestsOf, chunksCovering } from './chunk-digests.ts';
 import { sha256Bytes, sha256File, createSha256 } from './digest.ts';
 import type { DType } from './dtype.ts';
 import { BundleError, formatFieldPath, type BundleIssue } from './errors.ts';
@@ -20,6 +21,7 @@ import {
 import { checkDeclaredPadding } from './padding-check.ts';
 import { GuardedReadError, readRegularFile } from '../io/guarded-read.ts';
 import { resolveInsideBundle } from './path-confinement.ts';
+import { verifyBundleFiles } from './verify-bundle-files.ts';
 import { insideSomeRoot, weightsRoots, WEIGHTS_ROOTS_ENV } from './weights-roots.ts';
 import type { SafetensorsTensorInfo } from './safetensors-header.ts';
 import { DEFAULT_CHUNK_BYTES, SafetensorsFile } from './safetensors-reader.ts';
@@ -67,6 +69,12 @@ export interface TraceBundle {
    * from the chunks until the loop has ended normally.
    */
   readBoundaryChunks(passIndex: number, name: string, chunkBytes?: number): AsyncGenerator<Uint8Array, void, undefined>;
+  /**
+   * Bytes [begin, end) of one boundary, verified before they are returned: against the chunk
+   * digests that cover the range when the manifest states them (only those chunks are read),
+   * else by reading and hashing the whole tensor (E_DIGEST either way).
+   */
+  readBoundaryRange(passIndex: number, name: string, begin: number, end: number): Promise<Uint8Array>;
   input(name: string): InputEntry | undefined;
   readInput(name: string): Promise<TensorData>;
   close(): Promise<void>;
@@ -125,12 +133,8 @@ export async function openBundleFromManifest(dir: string, manifest: BundleManife
       throw new BundleError('E_FILE_SIZE', display(entry.path), `${field}.bytes`, `${MANIFEST_FILE_NAME} lists ${entry.bytes} bytes, the file holds ${info.size}`);
     }
   }
-  if (verify === 'files') {
-    const tensorDigests = tensorDigestClaims(manifest);
-    for (const [f, entry] of manifest.files.entries()) {
-      await verifyFileAndTensors(realPaths.get(entry.path) as string, display(entry.path), entry, formatFieldPath(['files', f, 'sha256']), tensorDigests.get(entry.path) ?? []);
-    }
-  }
+  // Every file, its tensors and their chunk digests, hashed on worker threads in one read each.
+  if (verify === 'files') await verifyBundleFiles(manifest, realPaths, display);
 
   const locations = await crossCheckHeaders(manifest, realPaths, display);
   const reader = new BundleReader(manifest, resolve(dir), manifestPath, realPaths, locations, display);
@@ -412,6 +416,38 @@ class BundleReader implements TraceBundle {
     } finally {
       await this.release(location.file);
     }
+  }
+
+  async readBoundaryRange(passIndex: number, name: string, begin: number, end: number): Promise<Uint8Array> {
+    const entry = this.requireBoundary(passIndex, name);
+    if (!Number.isSafeInteger(begin) || !Number.isSafeInteger(end) || begin < 0 || end < begin || end > entry.byte_length) {
+      throw new RangeError(`bytes [${begin}, ${end}) are outside boundary "${name}" of pass ${passIndex} (${entry.byte_length} bytes)`);
+    }
+    const location = this.locate(passIndex, name);
+    if (entry.chunks === undefined) return (await this.readVerified(location)).slice(begin, end);
+    if (begin === end) return new Uint8Array(0);
+    const { bytes: chunkBytes, sha256: digests } = entry.chunks;
+    const { first, last } = chunksCovering(begin, end, chunkBytes);
+    const from = first * chunkBytes;
+    const file = await this.acquire(location);
+    let data: Uint8Array;
+    try {
+      data = await file.readTensorRange(location.key, from, Math.min((last + 1) * chunkBytes, entry.byte_length));
+    } finally {
+      await this.release(location.file);
+    }
+    chunkDigestsOf(data, chunkBytes).forEach((actual, i) => {
+      const chunk = first + i;
+      if (actual !== digests[chunk]) {
+        throw new BundleError(
+          'E_DIGEST',
+          this.display(location.file),
+          `${location.digestField.replace(/\.sha256$/, '.chunks.sha256')}[${chunk}]`,
+          `tensor "${location.key}", chunk ${chunk}: ${MANIFEST_FILE_NAME} lists sha256 ${digests[chunk] ?? '(none)'}, its bytes hash to ${actual}`,
+        );
+      }
+    });
+    return data.slice(begin - from, end - from);
   }
 
   async readInput(name: string): Promise<TensorData> {

@@ -2,6 +2,7 @@
 // docs/bundle-format.md: the zod schema, its types, and `parseManifest`, which adds the checks a
 // schema cannot express (pass order, unique names, byte lengths, confined paths, contracts).
 import { z } from 'zod';
+import { ChunkDigestsSchema, chunkListProblem } from './chunk-digests.ts';
 import { DTypeSchema, DTYPE_SIZE, elementCount } from './dtype.ts';
 import { BundleError, formatFieldPath, type BundleErrorCode, type BundleIssue } from './errors.ts';
 import { isRowMajor } from './layout.ts';
@@ -217,6 +218,8 @@ export const BoundaryEntrySchema = z.strictObject({
   valid: ValidRegionSchema.nullable(),
   /** Required in reference and oracle bundles; null in native ones. */
   contract: ContractSchema.nullable(),
+  /** Optional sha256 per fixed-size chunk of the tensor (chunk-digests.ts). */
+  chunks: ChunkDigestsSchema.optional(),
 });
 export type BoundaryEntry = z.infer<typeof BoundaryEntrySchema>;
 
@@ -568,6 +571,8 @@ function checkBoundaryTensor(boundary: BoundaryEntry, at: readonly PropertyKey[]
       `expected ${expectedBytes} (${elementCount(shape)} elements of ${dtype} x ${DTYPE_SIZE[dtype]} bytes for shape [${shape.join(', ')}]), found ${boundary.byte_length}`,
     );
   }
+  const chunkProblem = boundary.chunks === undefined ? null : chunkListProblem(boundary.chunks, boundary.byte_length);
+  if (chunkProblem !== null) out.add('E_BYTE_LENGTH', [...at, 'chunks', 'sha256'], chunkProblem);
   if (strides.length !== shape.length) {
     out.add('E_SHAPE', [...at, 'strides'], `has ${strides.length} entries but shape [${shape.join(', ')}] has rank ${shape.length}`);
   } else {

@@ -101,6 +101,15 @@ export class SafetensorsFile {
     return readExactly(this.openHandle(), tensor.byteLength, this.dataStart + tensor.begin, this.displayName);
   }
 
+  /** Bytes [begin, end) of one tensor (a range inside its span). */
+  async readTensorRange(key: string, begin: number, end: number): Promise<Uint8Array> {
+    const tensor = this.info(key);
+    if (!Number.isSafeInteger(begin) || !Number.isSafeInteger(end) || begin < 0 || end < begin || end > tensor.byteLength) {
+      throw new RangeError(`bytes [${begin}, ${end}) are outside tensor "${key}" (${tensor.byteLength} bytes)`);
+    }
+    return readExactly(this.openHandle(), end - begin, this.dataStart + tensor.begin + begin, this.displayName);
+  }
+
   /**
    * The bytes of one tensor in chunks of at most `chunkBytes` (each a fresh array the caller may
    * keep), so a multi-GB tensor is never held whole.

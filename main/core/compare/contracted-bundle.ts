@@ -95,6 +95,10 @@ class ContractedBundle implements TraceBundle {
     return this.inner.readBoundaryChunks(passIndex, name, chunkBytes);
   }
 
+  readBoundaryRange(passIndex: number, name: string, begin: number, end: number): ReturnType<TraceBundle['readBoundaryRange']> {
+    return this.inner.readBoundaryRange(passIndex, name, begin, end);
+  }
+
   input(name: string): ReturnType<TraceBundle['input']> {
     return this.inner.input(name);
   }

@@ -135,6 +135,15 @@ class MappedBundle implements TraceBundle {
     for (let at = 0; at < data.length; at += chunkBytes) yield data.subarray(at, Math.min(data.length, at + chunkBytes));
   }
 
+  async readBoundaryRange(passIndex: number, name: string, begin: number, end: number): Promise<Uint8Array> {
+    const source = this.sourceOf(passIndex, name);
+    // Untransformed: the candidate's own (chunk-verified) range; a transformed layout has no
+    // byte range of its own, so the whole tensor is read (verified) and transformed first.
+    if (source.transform === null) return this.inner.readBoundaryRange(passIndex, source.name, begin, end);
+    const { data } = await this.readBoundary(passIndex, name);
+    return data.subarray(begin, end);
+  }
+
   input(name: string): ReturnType<TraceBundle['input']> {
     return this.inner.input(name);
   }

@@ -219,6 +219,9 @@ export function gateReceiptPredicate(result: GateResult): Record<string, unknown
       audio: audioStreams(item),
     })),
     verdicts: verdictTable(result),
+    // A shard's receipt says which share it judged; a merged one, which shard results it combines.
+    ...(result.shard !== undefined ? { shard: result.shard } : {}),
+    ...(result.mergedFrom !== undefined ? { mergedFrom: result.mergedFrom } : {}),
   };
 }
 

@@ -41,6 +41,7 @@ import {
 } from './gate-types.ts';
 import { LedgerError, loadLedger, type LedgerCase } from './ledger.ts';
 import { computeSeals } from './seals.ts';
+import { shardAssignment, shardPlanDigest, type ShardInfo, type ShardSpec } from './gate-shard.ts';
 import { gapIds } from './verdicts.ts';
 import { createOutputFolder } from '../io/output-folder.ts';
 
@@ -318,6 +319,12 @@ export async function runGate(options: GateOptions, progress?: (event: GateProgr
     throw error;
   }
   const { description, summary: engine } = await describeEngine({ ...options, library });
+  let shard: ShardInfo | undefined;
+  if (options.shard !== undefined) {
+    const chosen = await chooseShard(prepared, options, engine.sha256, ledgerFile);
+    shard = chosen.info;
+    prepared.splice(0, prepared.length, ...chosen.prepared);
+  }
   for (const item of prepared) {
     const disagreement = catalogueProblem(item.manifest, item.reference.manifestPath, 'reference', description, library);
     if (disagreement !== null) throw new GateUsageError(disagreement);
@@ -495,6 +502,38 @@ export async function runGate(options: GateOptions, progress?: (event: GateProgr
     compared,
     firstDivergence,
     seals,
+    ...(shard !== undefined ? { shard } : {}),
+  };
+}
+
+/** This shard's cases (in plan order) and the shard record for its result. */
+async function chooseShard(prepared: readonly PreparedCase[], options: GateOptions, engineSha256: string, ledgerFile: string | null): Promise<{ prepared: PreparedCase[]; info: ShardInfo }> {
+  const spec = options.shard as ShardSpec;
+  let assignment;
+  try {
+    assignment = shardAssignment(prepared.map((item) => item.caseId), spec);
+  } catch (error) {
+    throw new GateUsageError((error as Error).message);
+  }
+  const plan = shardPlanDigest({
+    cases: prepared.map((item) => ({
+      id: item.caseId,
+      referenceManifestSha256: item.reference.manifestSha256,
+      oracleManifestSha256: item.oracle?.manifestSha256 ?? null,
+      weightsSha256: item.weights?.sha256 ?? null,
+    })),
+    engineSha256,
+    engineOptions: options.engineOptions,
+    strict: options.strict,
+    teacherForce: options.teacherForce,
+    isolate: options.isolate,
+    ledgerSha256: ledgerFile === null ? null : (await sha256File(ledgerFile)).sha256,
+    count: spec.count,
+  });
+  const byId = new Map(prepared.map((item) => [item.caseId, item]));
+  return {
+    prepared: assignment.assigned.map((id) => byId.get(id) as PreparedCase),
+    info: { index: spec.index, count: spec.count, plan, cases: assignment.cases, assigned: assignment.assigned },
   };
 }
 

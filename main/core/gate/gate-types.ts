@@ -6,6 +6,7 @@ import type { AudioBounds, Contract, RunOutcome, RunStatus } from '../bundle/man
 import type { TeacherForcingSummary } from '../capture/teacher-forcing.ts';
 import type { SuppliedContracts } from '../compare/reference-contracts.ts';
 import type { AudioMetricValues, AudioViolation, BoundaryComparison, MismatchClass, StructuralProblem } from '../compare/comparison-types.ts';
+import type { ShardInfo, ShardSpec } from './gate-shard.ts';
 
 export type Isolation = 'process' | 'thread';
 
@@ -53,6 +54,8 @@ export interface GateOptions {
    * `aborted` and runGate rejects with GateAbortedError; nothing is judged or signed.
    */
   signal?: AbortSignal;
+  /** --shard K/N: run only this shard's share of the cases (gate-shard.ts). */
+  shard?: ShardSpec;
 }
 
 export const VERDICTS = ['PASS', 'FAIL', 'GAP', 'KNOWN_GAP', 'REVIEW_REQUIRED'] as const;
@@ -284,6 +287,10 @@ export interface GateResult {
   compared: number;
   firstDivergence: DivergenceRef | null;
   seals: Seals;
+  /** Present when the run is one shard of a sharded gate (--shard K/N). */
+  shard?: ShardInfo;
+  /** Present on a merged result: the shard results it combines (gate-merge.ts). */
+  mergedFrom?: { file: string; sha256: string; shard: number }[];
 }
 
 export type GateProgress =

@@ -2,11 +2,11 @@
 // (element-format.ts), and the pair's |diff| and ULP distance under the comparator's conventions
 // (element-quantities.ts, so the inspector agrees with the heatmap cell it was opened from).
 //
-// The element is copied out of the chunk that holds it, and the rest of the tensor is still read:
-// the reader checks a tensor's sha256 only once its last chunk has been delivered, and the
-// inspector shows evidence, so what it shows must rest on verified bytes even if the file changed
-// after the bundle was opened (findFirstSpecial reads to the end for the same reason). A 64 MB
-// tensor costs ~0.1-0.2 s; bundles carry no per-range digest that would allow less.
+// The element's bytes are read with readBoundaryRange: where the bundle states chunk digests, only
+// the chunk that holds the element is read and checked against its digest; otherwise the whole
+// tensor is read and its sha256 checked (findFirstSpecial reads to the end for the same reason).
+// Either way the inspector shows only verified bytes, even if the file changed after the bundle
+// was opened.
 import type { TraceBundle } from '../bundle/bundle-reader.ts';
 import { DTYPE_SIZE, isFloatDType } from '../bundle/dtype.ts';
 import type { ElementValue } from './view-values.ts';
@@ -15,35 +15,15 @@ import { boundarySides, where } from './boundary-sides.ts';
 import { elementBits } from './element-format.ts';
 import { WindowValues } from './element-quantities.ts';
 
-/** Chunk size of the element read (the whole tensor is read to verify its digest). */
-const ELEMENT_CHUNK_BYTES = 1024 * 1024;
-
 export interface ElementRequest {
   readonly pass: number;
   readonly boundary: string;
   readonly flatIndex: number;
 }
 
-/** The `size` bytes at `byteOffset` of a boundary, from a read of the whole, digest-checked tensor. */
-async function readElementBytes(bundle: TraceBundle, pass: number, name: string, byteOffset: number, size: number): Promise<Uint8Array> {
-  const out = new Uint8Array(size);
-  let at = 0;
-  let filled = 0;
-  // Chunks are multiples of every element size, so an element never straddles two; the copy
-  // below would handle it anyway.
-  // No early exit: the digest is checked after the last chunk, and the loop throws E_DIGEST then.
-  for await (const chunk of bundle.readBoundaryChunks(pass, name, ELEMENT_CHUNK_BYTES)) {
-    const end = at + chunk.byteLength;
-    if (filled < size && end > byteOffset + filled) {
-      const from = byteOffset + filled - at;
-      const take = Math.min(size - filled, chunk.byteLength - from);
-      out.set(chunk.subarray(from, from + take), filled);
-      filled += take;
-    }
-    at = end;
-  }
-  if (filled !== size) throw new Error(`${where(pass, name)}: the tensor ended before byte ${byteOffset + size} of ${bundle.dir}`);
-  return out;
+/** The `size` bytes at `byteOffset` of a boundary, verified (readBoundaryRange). */
+function readElementBytes(bundle: TraceBundle, pass: number, name: string, byteOffset: number, size: number): Promise<Uint8Array> {
+  return bundle.readBoundaryRange(pass, name, byteOffset, byteOffset + size);
 }
 
 export async function elementAt(native: TraceBundle | null, reference: TraceBundle, request: ElementRequest): Promise<ElementValue> {

@@ -1,0 +1,163 @@
+// Hashes bundle files on worker threads, several files at once (one per core), each read once:
+// the file's sha256, every tensor's sha256 and every chunk digest the manifest states are all
+// computed from the same buffer. The main thread only judges the results, so verifying a bundle
+// (or two, the gate's reference and native) runs at the speed of the disk and the cores rather
+// than of one thread. The worker is a small self-contained script (evaluated, not a file), so it
+// runs the same from the TypeScript sources, the esbuild bundle and the Electron app.
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { z } from 'zod';
+
+/** A byte span of the file whose sha256 (and, optionally, per-chunk sha256) is wanted. */
+export interface HashSpan {
+  readonly begin: number;
+  readonly end: number;
+  /** Also hash every `chunkBytes` of the span separately; null: no chunk digests. */
+  readonly chunkBytes: number | null;
+}
+
+export interface HashJob {
+  readonly path: string;
+  readonly spans: readonly HashSpan[];
+}
+
+export interface HashedSpan {
+  readonly sha256: string;
+  readonly chunks: readonly string[];
+}
+
+export type HashOutcome = { readonly ok: true; readonly sha256: string; readonly bytes: number; readonly spans: readonly HashedSpan[] } | { readonly ok: false; readonly problem: 'changed' | 'not_regular' | 'unreadable'; readonly reason: string };
+
+const HashOutcomeSchema = z.union([
+  z.object({ ok: z.literal(true), sha256: z.string(), bytes: z.number(), spans: z.array(z.object({ sha256: z.string(), chunks: z.array(z.string()) })) }),
+  z.object({ ok: z.literal(false), problem: z.enum(['changed', 'not_regular', 'unreadable']), reason: z.string() }),
+]);
+
+/** Read size of the workers: large enough for the disk, small enough to keep each worker's memory flat. */
+const READ_BYTES = 4 * 1024 * 1024;
+
+// The worker: receives jobs one at a time, answers each with a HashOutcome. It opens the file
+// non-blocking and refuses anything but a regular file (a FIFO swapped in would block a read
+// forever), and reads up to the size the file had when opened.
+const WORKER_SOURCE = `
+const { parentPort } = require('node:worker_threads');
+const { createHash } = require('node:crypto');
+const fs = require('node:fs');
+const buffer = Buffer.allocUnsafe(${READ_BYTES});
+function hashFile(job) {
+  let fd;
+  try {
+    fd = fs.openSync(job.path, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOCTTY);
+  } catch (error) {
+    return { ok: false, problem: 'unreadable', reason: 'cannot be opened (' + error.message + ')' };
+  }
+  try {
+    const info = fs.fstatSync(fd);
+    if (!info.isFile()) return { ok: false, problem: 'not_regular', reason: 'is not a regular file' };
+    const size = info.size;
+    const file = createHash('sha256');
+    const spans = job.spans.map((s) => ({ s, hash: createHash('sha256'), chunk: s.chunkBytes === null ? null : createHash('sha256'), chunkEnd: s.chunkBytes === null ? 0 : Math.min(s.begin + s.chunkBytes, s.end), chunks: [] }));
+    let at = 0;
+    while (at < size) {
+      const n = fs.readSync(fd, buffer, 0, Math.min(buffer.length, size - at), at);
+      if (n === 0) return { ok: false, problem: 'changed', reason: 'shrank while being hashed (' + at + ' of ' + size + ' bytes)' };
+      const piece = buffer.subarray(0, n);
+      file.update(piece);
+      const pieceEnd = at + n;
+      for (const span of spans) {
+        let from = Math.max(span.s.begin, at);
+        const to = Math.min(span.s.end, pieceEnd);
+        if (from >= to) continue;
+        span.hash.update(piece.subarray(from - at, to - at));
+        if (span.chunk === null) continue;
+        while (from < to) {
+          const upto = Math.min(to, span.chunkEnd);
+          span.chunk.update(piece.subarray(from - at, upto - at));
+          from = upto;
+          if (from === span.chunkEnd) {
+            span.chunks.push(span.chunk.digest('hex'));
+            span.chunk = createHash('sha256');
+            span.chunkEnd = Math.min(span.chunkEnd + span.s.chunkBytes, span.s.end);
+          }
+        }
+      }
+      at = pieceEnd;
+    }
+    return { ok: true, sha256: file.digest('hex'), bytes: at, spans: spans.map((span) => ({ sha256: span.hash.digest('hex'), chunks: span.chunks })) };
+  } catch (error) {
+    return { ok: false, problem: 'unreadable', reason: 'cannot be read (' + error.message + ')' };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+parentPort.on('message', (job) => parentPort.postMessage(hashFile(job)));
+`;
+
+/** Workers used at most (one per core; the main thread mostly waits meanwhile). */
+export const hashWorkerLimit = (): number => Math.max(1, availableParallelism());
+
+// Idle workers are kept (unref'd: they never keep the process alive) and reused, so opening a
+// small bundle pays no thread start-up; a worker that failed is dropped.
+const idle: Worker[] = [];
+
+function takeWorker(): Worker {
+  const worker = idle.pop() ?? new Worker(WORKER_SOURCE, { eval: true });
+  worker.ref();
+  return worker;
+}
+
+function returnWorker(worker: Worker): void {
+  worker.removeAllListeners('message');
+  worker.removeAllListeners('error');
+  worker.unref();
+  if (idle.length < hashWorkerLimit()) idle.push(worker);
+  else void worker.terminate();
+}
+
+/**
+ * Hashes every job's file on worker threads, at most `workers` files at once, and returns the
+ * outcomes in the jobs' order. Stops handing out jobs once `stopAfter` says an outcome settles
+ * the call (the caller's first failure), so a bad bundle is refused without hashing the rest.
+ */
+export async function hashFilesInParallel(jobs: readonly HashJob[], options: { workers?: number; stopAfter?: (outcome: HashOutcome, index: number) => boolean } = {}): Promise<(HashOutcome | null)[]> {
+  const results: (HashOutcome | null)[] = jobs.map(() => null);
+  if (jobs.length === 0) return results;
+  const count = Math.min(options.workers ?? hashWorkerLimit(), jobs.length);
+  let next = 0;
+  let stopped = false;
+  const runWorker = (): Promise<void> =>
+    new Promise<void>((resolvePool, rejectPool) => {
+      const worker = takeWorker();
+      let current = -1;
+      const feed = (): void => {
+        if (stopped || next >= jobs.length) {
+          returnWorker(worker);
+          resolvePool();
+          return;
+        }
+        current = next++;
+        const job = jobs[current] as HashJob;
+        worker.postMessage({ path: job.path, spans: job.spans.map((span) => ({ ...span })) });
+      };
+      worker.on('message', (message: unknown) => {
+        const parsed = HashOutcomeSchema.safeParse(message);
+        if (!parsed.success) {
+          stopped = true;
+          void worker.terminate();
+          rejectPool(new Error(`the hashing worker answered with an unexpected message for ${jobs[current]?.path ?? '?'}`));
+          return;
+        }
+        results[current] = parsed.data as HashOutcome;
+        if (options.stopAfter?.(parsed.data as HashOutcome, current) === true) stopped = true;
+        feed();
+      });
+      worker.on('error', (error) => {
+        stopped = true;
+        void worker.terminate();
+        rejectPool(error);
+      });
+      feed();
+    });
+  await Promise.all(Array.from({ length: count }, runWorker));
+  return results;
+}

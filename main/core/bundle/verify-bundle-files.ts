@@ -1,0 +1,135 @@
+// Verifies every file a manifest lists, in parallel (parallel-verify.ts): the file's sha256,
+// and in the same read each tensor's sha256 and its chunk digests where the manifest states
+// them. Judged in the manifest's file order, so the error for a bad bundle is always the same:
+// the first bad file, its own digest before its tensors', a tensor's digest before its chunks'.
+import { MANIFEST_FILE_NAME, type BundleManifest } from './manifest-schema.ts';
+import type { ChunkDigests } from './chunk-digests.ts';
+import { BundleError, formatFieldPath } from './errors.ts';
+import { GuardedReadError } from '../io/guarded-read.ts';
+import { hashFilesInParallel, type HashJob, type HashOutcome } from './parallel-verify.ts';
+import { SafetensorsFile } from './safetensors-reader.ts';
+
+interface Claim {
+  readonly key: string;
+  readonly sha256: string;
+  /** Manifest field of the sha256, for messages. */
+  readonly field: string;
+  readonly chunks: ChunkDigests | null;
+  /** Manifest field of the chunk list. */
+  readonly chunksField: string;
+  readonly byteLength: number;
+}
+
+function claimsByFile(manifest: BundleManifest): Map<string, Claim[]> {
+  const byFile = new Map<string, Claim[]>();
+  const add = (file: string, claim: Claim): void => {
+    const list = byFile.get(file) ?? [];
+    list.push(claim);
+    byFile.set(file, list);
+  };
+  manifest.inputs.forEach((input, i) =>
+    add(input.file, { key: input.key, sha256: input.sha256, field: formatFieldPath(['inputs', i, 'sha256']), chunks: null, chunksField: '', byteLength: 0 }),
+  );
+  manifest.passes.forEach((pass, p) =>
+    pass.boundaries.forEach((boundary, b) =>
+      add(pass.file, {
+        key: boundary.key,
+        sha256: boundary.sha256,
+        field: formatFieldPath(['passes', p, 'boundaries', b, 'sha256']),
+        chunks: boundary.chunks ?? null,
+        chunksField: formatFieldPath(['passes', p, 'boundaries', b, 'chunks', 'sha256']),
+        byteLength: boundary.byte_length,
+      }),
+    ),
+  );
+  return byFile;
+}
+
+interface PlannedFile {
+  readonly shown: string;
+  readonly expected: string;
+  readonly fileField: string;
+  readonly claims: readonly Claim[];
+  readonly job: HashJob;
+}
+
+/**
+ * Hashes the listed files (real paths in `realPaths`) on worker threads and throws the first
+ * problem in file order: E_DIGEST naming the file and field (a tensor's key, a chunk's index),
+ * or the GuardedReadError of a file that changed or stopped being a regular file meanwhile. A
+ * header that cannot be parsed leaves its tensors unhashed here: crossCheckHeaders names it.
+ */
+export async function verifyBundleFiles(manifest: BundleManifest, realPaths: ReadonlyMap<string, string>, display: (relPath: string) => string): Promise<void> {
+  const claims = claimsByFile(manifest);
+  const planned: PlannedFile[] = [];
+  for (const [f, entry] of manifest.files.entries()) {
+    const real = realPaths.get(entry.path) as string;
+    const shown = display(entry.path);
+    const fileClaims = claims.get(entry.path) ?? [];
+    let located: { claim: Claim; begin: number; end: number }[] = [];
+    if (fileClaims.length > 0) {
+      let tensors: SafetensorsFile | null = null;
+      try {
+        tensors = await SafetensorsFile.open(real, { displayName: shown });
+      } catch (error) {
+        if (!(error instanceof BundleError)) throw error;
+      }
+      if (tensors !== null) {
+        const file = tensors;
+        await file.close();
+        located = fileClaims.flatMap((claim) => {
+          const header = file.tensor(claim.key);
+          return header === undefined ? [] : [{ claim, begin: file.dataStart + header.begin, end: file.dataStart + header.end }];
+        });
+      }
+    }
+    planned.push({
+      shown,
+      expected: entry.sha256,
+      fileField: formatFieldPath(['files', f, 'sha256']),
+      claims: located.map((span) => span.claim),
+      job: { path: real, spans: located.map((span) => ({ begin: span.begin, end: span.end, chunkBytes: span.claim.chunks?.bytes ?? null })) },
+    });
+  }
+  const outcomes = await hashFilesInParallel(
+    planned.map((file) => file.job),
+    { stopAfter: (outcome, index) => problemOf(planned[index] as PlannedFile, outcome) !== null },
+  );
+  for (const [index, file] of planned.entries()) {
+    const outcome = outcomes[index];
+    if (outcome === null || outcome === undefined) continue; // after the first failure: never hashed
+    const problem = problemOf(file, outcome);
+    if (problem !== null) throw problem;
+  }
+}
+
+function problemOf(file: PlannedFile, outcome: HashOutcome): Error | null {
+  if (!outcome.ok) return new GuardedReadError(outcome.problem, file.shown, outcome.reason);
+  if (outcome.sha256 !== file.expected) {
+    return new BundleError(
+      'E_DIGEST',
+      file.shown,
+      file.fileField,
+      `${MANIFEST_FILE_NAME} lists sha256 ${file.expected}, the file hashes to ${outcome.sha256} (the file changed after the manifest was written)`,
+    );
+  }
+  for (const [s, claim] of file.claims.entries()) {
+    const span = outcome.spans[s];
+    if (span === undefined) continue;
+    if (span.sha256 !== claim.sha256) {
+      return new BundleError('E_DIGEST', file.shown, claim.field, `tensor "${claim.key}": ${MANIFEST_FILE_NAME} lists sha256 ${claim.sha256}, its bytes hash to ${span.sha256}`);
+    }
+    if (claim.chunks === null) continue;
+    const wrong = claim.chunks.sha256.findIndex((digest, c) => span.chunks[c] !== digest);
+    if (wrong !== -1) {
+      return new BundleError(
+        'E_DIGEST',
+        file.shown,
+        `${claim.chunksField}[${wrong}]`,
+        `tensor "${claim.key}", chunk ${wrong} (bytes ${wrong * claim.chunks.bytes}..${Math.min((wrong + 1) * claim.chunks.bytes, claim.byteLength)}): ` +
+          `${MANIFEST_FILE_NAME} lists sha256 ${claim.chunks.sha256[wrong]}, its bytes hash to ${span.chunks[wrong] ?? '(no such chunk)'}`,
+      );
+    }
+  }
+  return null;
+}
