@@ -1,4 +1,4 @@
-// The comparator's hot loops, separate from the I/O (compare-boundary.ts). One function per
+// The comparator's hot loops, separate from the I/O (compare-boundary.ts, chunk-stream.ts). One function per
 // dtype family works on typed-array windows and accumulates into a running KernelState: per-class
 // mismatch counts, census, maxima, the RMSE sum, the first/worst witnesses and the exact
 // `required` tolerances. F32 (and C64 components) and BF16 run a WebAssembly SIMD fast path

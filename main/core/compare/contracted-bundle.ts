@@ -7,7 +7,7 @@ import type { TraceBundle } from '../bundle/bundle-reader.ts';
 import { DTYPE_SIZE } from '../bundle/dtype.ts';
 import { formatFieldPath } from '../bundle/errors.ts';
 import type { BoundaryEntry, BundleManifest, Contract, PassEntry } from '../bundle/manifest-schema.ts';
-import { decodeUnits } from './compare-boundary.ts';
+import { decodeUnits } from './decode-units.ts';
 import { CompareInputError } from './compare-input-error.ts';
 import { bitExactContract, faithfulFromK, ruleFor, type ContractSource } from './contracts-file.ts';
 

@@ -8,7 +8,7 @@ import { DTYPE_SIZE, elementCount, type DType } from '../bundle/dtype.ts';
 import { formatFieldPath } from '../bundle/errors.ts';
 import { contiguousStrides } from '../bundle/layout.ts';
 import type { BoundaryEntry, BundleManifest, PassEntry } from '../bundle/manifest-schema.ts';
-import { decodeUnits } from './compare-boundary.ts';
+import { decodeUnits } from './decode-units.ts';
 import { CompareInputError } from './compare-input-error.ts';
 import { canWiden, placeBoundary, type BoundaryMap, type MapRule } from './boundary-map.ts';
 

@@ -9,7 +9,7 @@
 //   component of larger magnitude (the comparator's magnitude for complex padding witnesses).
 // flags[e] marks a NaN (NAN) and an infinity (INF) on either side present.
 import { DTYPE_SIZE, isFloatDType, type DType } from '../bundle/dtype.ts';
-import { decodeUnits } from '../compare/compare-boundary.ts';
+import { decodeUnits } from '../compare/decode-units.ts';
 import { ulp16, ulp32, ulp64, unitsPerElement } from '../compare/compare-kernels.ts';
 
 export const NAN = 1;

@@ -7,7 +7,7 @@
 import type { TraceBundle } from '../bundle/bundle-reader.ts';
 import { isFloatDType, type DType } from '../bundle/dtype.ts';
 import type { BoundaryRef, FirstSpecialValue } from './view-values.ts';
-import { MAX_READ_BYTES } from '../compare/compare-boundary.ts';
+import { MAX_READ_BYTES } from '../compare/chunk-stream.ts';
 
 export type SpecialKind = 'nan' | 'inf';
 

@@ -3,7 +3,7 @@
 // does the copying (with one read ahead); every stream that runs to its end has had its tensor's
 // sha256 checked by the reader, so a view is only returned from verified bytes.
 import type { TraceBundle } from '../bundle/bundle-reader.ts';
-import { ChunkStream, MAX_READ_BYTES } from '../compare/compare-boundary.ts';
+import { ChunkStream, MAX_READ_BYTES } from '../compare/chunk-stream.ts';
 
 /** Bytes per side a window holds at most (whole elements, at least one). */
 export const WINDOW_BYTES = 1024 * 1024;
