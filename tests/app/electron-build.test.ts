@@ -1,9 +1,9 @@
 // The Electron app builds without the Electron binary (electron-vite), and the built output
-// keeps the security posture: a sandbox-compatible preload that needs nothing but 'electron'
-// and exposes nothing but the bridge, a renderer with a strict Content-Security-Policy, and a
-// main process that hardens its window, refuses remote content and permissions, and answers
-// IPC only from its own renderer. Electron itself cannot run here; these checks read the
-// bundles that `electron .` would run.
+// keeps the properties only a bundle shows: a sandbox-compatible preload that needs nothing but
+// 'electron' and exposes nothing but the bridge, a renderer with a strict Content-Security-Policy,
+// and a main process that keeps the headless commands on the CLI path. Electron itself cannot run
+// here; the window's security settings and the IPC sender check are tested on the source with
+// `electron` mocked (tests/electron/), not by reading the bundle.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -67,45 +67,8 @@ describe('electron-vite build: renderer', () => {
 });
 
 describe('electron-vite build: main', () => {
-  it('creates its window with context isolation and the sandbox, without node integration', () => {
+  it('bundles the code that imports electron, and exactly one IPC handler: no side doors', () => {
     expect(main).toMatch(/from ["']electron["']/);
-    expect(main).toMatch(/contextIsolation:\s*true/);
-    expect(main).toMatch(/sandbox:\s*true/);
-    expect(main).toMatch(/nodeIntegration:\s*false/);
-    expect(main).toMatch(/nodeIntegrationInWorker:\s*false/);
-    expect(main).toMatch(/webSecurity:\s*true/);
-    expect(main).toMatch(/webviewTag:\s*false/);
-    expect(main).toMatch(/allowRunningInsecureContent:\s*false/);
-    expect(main).not.toMatch(/(contextIsolation|sandbox|webSecurity):\s*false/);
-    expect(main).not.toMatch(/nodeIntegration:\s*true/);
-    expect(main).toMatch(/\.enableSandbox\(\)/);
-  });
-
-  it('loads only its own files and refuses navigation, new windows, webviews and remote requests', () => {
-    expect(main).toMatch(/\.loadFile\(/);
-    expect(main).not.toMatch(/\.loadURL\(/);
-    expect(main).toMatch(/["']will-navigate["'],\s*\(event\)\s*=>\s*event\.preventDefault\(\)/);
-    expect(main).toMatch(/["']will-redirect["'],\s*\(event\)\s*=>\s*event\.preventDefault\(\)/);
-    expect(main).toMatch(/["']will-attach-webview["'],\s*\(event\)\s*=>\s*event\.preventDefault\(\)/);
-    expect(main).toMatch(/setWindowOpenHandler\(\(\)\s*=>\s*\(\{\s*action:\s*["']deny["']\s*\}\)\)/);
-    expect(main).toMatch(/onBeforeRequest\([^)]*\)?[\s\S]{0,200}cancel:\s*true/);
-    expect(main).toMatch(/["']https?:\/\/\*\/\*["']/);
-  });
-
-  it('denies every permission request and check', () => {
-    expect(main).toMatch(/setPermissionRequestHandler\(\(_contents, _permission, callback\)\s*=>\s*callback\(false\)\)/);
-    expect(main).toMatch(/setPermissionCheckHandler\(\(\)\s*=>\s*false\)/);
-  });
-
-  it('answers IPC calls only from its own renderer frame, zod-validated, through dispatchCall', () => {
-    expect(main).toMatch(/ipcMain\.handle\(IPC_CHANNELS\.call|ipcMain\.handle\(["']inspector:call["']/);
-    expect(main).toContain('"inspector:call"');
-    expect(main).toMatch(/event\.sender !== window\.webContents/);
-    expect(main).toMatch(/routingId !== main\.routingId/);
-    expect(main).toMatch(/protocol !== ["']file:["']/);
-    expect(main).toMatch(/IpcCallSchema\.safeParse\(payload\)/);
-    expect(main).toMatch(/dispatchCall\(/);
-    // Exactly one invoke handler: no side doors.
     expect([...main.matchAll(/ipcMain\.(handle|on|once|handleOnce)\(/g)]).toHaveLength(1);
   });
 
