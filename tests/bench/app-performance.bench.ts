@@ -38,7 +38,8 @@ import {
   type MethodResponse,
   type SessionSnapshot,
 } from '../../protocol/inspector-api.ts';
-import { bitExact, dummyWeights, faithful, writeBundle, type PassSpec, type TensorSpec } from '../gate/gate-fixtures.ts';
+import { bitExact, dummyWeights, faithful } from '../gate/gate-fixtures.ts';
+import { writeBundle, type PassSpec, type TensorSpec } from '../helpers/bundle-builder.ts';
 import { freshTempDir } from '../helpers/paths.ts';
 import { collectPageErrors, launchChromium, startServe, type ServeProcess } from '../e2e/serve-harness.ts';
 

@@ -9,7 +9,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
 import { BundleError } from '../../main/core/bundle/errors.ts';
 import { SafetensorsFile } from '../../main/core/bundle/safetensors-reader.ts';
-import { dummyWeights, faithful, removeTempDirs, tempDir, writeBundle } from '../gate/gate-fixtures.ts';
+import { dummyWeights, faithful, removeTempDirs, tempDir } from '../gate/gate-fixtures.ts';
+import { writeBundle } from '../helpers/bundle-builder.ts';
 
 afterAll(removeTempDirs);
 

@@ -1,14 +1,12 @@
-// Small bundles for the comparator tests, written in temp folders (never in fixtures/) with
-// writeSafetensorsFile and a hand-built manifest, so a test can give every boundary any dtype,
-// contract and valid region.
-import { createHash } from 'node:crypto';
-import { rmSync, writeFileSync } from 'node:fs';
+// Small bundles for the comparator tests, written in temp folders (never in fixtures/) by the
+// shared bundle-builder (tests/helpers/bundle-builder.ts), so a test can give every boundary any
+// dtype, contract and valid region.
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { openBundle, type TraceBundle } from '../../main/core/bundle/bundle-reader.ts';
 import { elementCount, type DType } from '../../main/core/bundle/dtype.ts';
-import { contiguousStrides, layoutOf } from '../../main/core/bundle/layout.ts';
 import type { BundleKind, BundleManifest, Contract, FaithfulContract, ValidRegion } from '../../main/core/bundle/manifest-schema.ts';
-import { writeSafetensorsFile } from '../../main/core/bundle/safetensors-writer.ts';
+import { writeBundle } from '../helpers/bundle-builder.ts';
 import { freshTempDir } from '../helpers/paths.ts';
 import { faithfulContract, type FaithfulOptions } from '../helpers/contracts.ts';
 import { xorshift32 } from '../helpers/random.ts';
@@ -26,8 +24,6 @@ export function tempDir(label: string): string {
   made.push(dir);
   return dir;
 }
-
-const sha256 = (data: Uint8Array): string => createHash('sha256').update(data).digest('hex');
 
 export interface TensorSpec {
   readonly name: string;
@@ -62,53 +58,29 @@ function provenance(kind: BundleKind): BundleManifest['provenance'] {
 
 /** Writes a bundle of `kind` whose pass p holds passes[p] (every pass in mode text) and opens it. */
 export async function makeBundle(kind: BundleKind, passes: ReadonlyArray<readonly TensorSpec[]>, label: string = kind): Promise<TraceBundle> {
-  const dir = join(tempDir(label), 'bundle');
-  const { mkdirSync } = await import('node:fs');
-  mkdirSync(dir);
-  const files: BundleManifest['files'] = [];
-  const passEntries: BundleManifest['passes'] = passes.map((tensors, index) => {
-    const file = `pass-${String(index).padStart(3, '0')}.safetensors`;
-    const written = writeSafetensorsFile(
-      join(dir, file),
-      tensors.map((tensor) => ({ key: tensor.name, dtype: tensor.dtype, shape: tensor.shape, data: tensor.data })),
-    );
-    files.push({ path: file, sha256: written.sha256, bytes: written.bytes });
-    return {
-      index,
-      kind: index === 0 ? 'prefill' : 'decode',
-      mode: 'text',
-      file,
-      boundaries: tensors.map((tensor) => {
-        const strides = tensor.strides ?? contiguousStrides(tensor.shape);
-        return {
-          name: tensor.name,
-          stage: tensor.name.split('.')[0] ?? 'test',
-          dtype: tensor.dtype,
-          shape: [...tensor.shape],
-          strides: [...strides],
-          layout: layoutOf(tensor.shape, strides),
-          key: tensor.name,
-          sha256: sha256(tensor.data),
-          byte_length: tensor.data.byteLength,
-          valid: tensor.valid ?? null,
-          contract: kind === 'native' ? null : (tensor.contract ?? bitExact()),
-        };
-      }),
-    };
-  });
-  const manifest: BundleManifest = {
-    schema: 'trace-inspector.bundle',
-    schema_version: 1,
+  const dir = writeBundle(join(tempDir(label), 'bundle'), {
     kind,
-    case: { id: 'compare-test', description: 'comparator test bundle' },
+    caseId: 'compare-test',
+    description: 'comparator test bundle',
+    weightsFile: '../weights.safetensors',
+    weightsSha256: 'a'.repeat(64),
     provenance: provenance(kind),
     inputs: [],
-    passes: passEntries,
-    known_gaps: [],
-    files,
-    ...(kind === 'native' ? { run: { status: 'completed' as const, message: '', last_pass: passes.length - 1, last_boundary: null } } : {}),
-  };
-  writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest, null, 2));
+    passes: passes.map((tensors, index) => ({
+      kind: index === 0 ? 'prefill' : 'decode',
+      mode: 'text',
+      boundaries: tensors.map((tensor) => ({
+        name: tensor.name,
+        stage: tensor.name.split('.')[0] ?? 'test',
+        dtype: tensor.dtype,
+        shape: [...tensor.shape],
+        ...(tensor.strides !== undefined ? { strides: [...tensor.strides] } : {}),
+        data: tensor.data,
+        valid: tensor.valid ?? null,
+        contract: kind === 'native' ? null : (tensor.contract ?? bitExact()),
+      })),
+    })),
+  });
   const bundle = await openBundle(dir);
   opened.push(bundle);
   return bundle;

@@ -5,7 +5,8 @@
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { bitExact, dummyWeights, faithful, writeBundle, type PassSpec, type TensorSpec } from '../gate/gate-fixtures.ts';
+import { bitExact, dummyWeights, faithful } from '../gate/gate-fixtures.ts';
+import { writeBundle, type PassSpec, type TensorSpec } from '../helpers/bundle-builder.ts';
 import { freshTempDir } from '../helpers/paths.ts';
 import { byTestId, openByPath } from './e2e-pages.ts';
 import { openInspector, type Inspector } from './serve-harness.ts';

@@ -3,7 +3,8 @@
 import { join } from 'node:path';
 import type { EngineDescription } from '../../main/engine-host/engine-description.ts';
 import type { Contract } from '../../main/core/bundle/manifest-schema.ts';
-import { dummyWeights, writeBundle, type PassSpec } from './gate-fixtures.ts';
+import { writeBundle, type PassSpec } from '../helpers/bundle-builder.ts';
+import { dummyWeights } from './gate-fixtures.ts';
 
 export const FRAME = 1920;
 

@@ -34,10 +34,10 @@ import {
   removeTempDirs,
   tempDir,
   toyPasses,
-  writeBundle,
   writeToyCase,
   type ToyCaseSpec,
 } from './gate-fixtures.ts';
+import { writeBundle } from '../helpers/bundle-builder.ts';
 
 beforeAll(requireBuiltHost);
 afterAll(() => {

@@ -22,10 +22,10 @@ import {
   tempDir,
   testlib,
   toyPasses,
-  writeBundle,
   writeToyCase,
   type ToyCaseSpec,
 } from './gate-fixtures.ts';
+import { writeBundle } from '../helpers/bundle-builder.ts';
 
 beforeAll(requireBuiltHost);
 afterAll(removeTempDirs);

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../main/cli/run-cli.ts';
 import type { GateResult } from '../../main/core/gate/gate-types.ts';
-import { keyFiles, recordingIO, removeTempDirs, tempDir, TOY_ENGINE, writeToyCase, type PassSpec } from './gate-fixtures.ts';
+import { keyFiles, recordingIO, removeTempDirs, tempDir, TOY_ENGINE, writeToyCase } from './gate-fixtures.ts';
+import type { PassSpec } from '../helpers/bundle-builder.ts';
 
 afterAll(removeTempDirs);
 
