@@ -1,13 +1,13 @@
 // The Electron main process: the only code that imports electron. It stays thin — the window,
 // the menu, IPC wiring and the headless dispatch — and drives the same InspectorSession and
-// dispatchCall as serve mode. The engine still runs in a forked engine-host process
+// request checks (runCall) as serve mode. The engine still runs in a forked engine-host process
 // (main/engine-host: child_process.fork, which Electron runs as Node), so an engine crash costs the
 // run, never the app.
 import { join } from 'node:path';
 import { app, type BrowserWindow } from 'electron';
 import { processIO } from '../cli/cli-io.ts';
 import { HEADLESS_COMMANDS, runCli } from '../cli/run-cli.ts';
-import { InspectorSession, dispatchCall } from '../session/inspector-session.ts';
+import { InspectorSession, runCall } from '../session/inspector-session.ts';
 import { INSPECTOR_METHODS, type InspectorEvent } from '../../protocol/inspector-api.ts';
 import { installAppMenu, type RecentItems } from './app-menu.ts';
 import { connectWindow, type Dispatch } from './ipc-bridge.ts';
@@ -30,7 +30,9 @@ function startWindowed(): void {
     const userData = app.getPath('userData');
     const live = InspectorSession.create({ workDir: join(userData, 'runs'), recentFile: join(userData, 'recent.json') });
     session = live;
-    const dispatch: Dispatch = (method, request) => dispatchCall(live.handlers, method, request);
+    // Each reply is validated once, where it enters the renderer (the preload parses it with the
+    // API's schemas); the menu parses what it uses itself.
+    const dispatch: Dispatch = (method, request) => runCall(live.handlers, method, request);
     const context = { window: () => window, dispatch };
 
     // The Open Recent menu follows the session's recent items.

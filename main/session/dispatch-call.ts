@@ -1,9 +1,11 @@
 // The one entry point both hosts call: validates the method name and the request against
-// INSPECTOR_METHODS, runs the handler, and validates the response too (the core must never send
-// what the renderer's schema rejects). Never throws: every failure becomes { ok: false, error }
-// with a stable code and a message naming the field at fault.
+// INSPECTOR_METHODS and runs the handler. Never throws: every failure becomes { ok: false, error }
+// with a stable code and a message naming the field at fault. A reply is validated once, where it
+// is received: the Electron host answers through runCall, whose replies the preload parses with
+// the API's schemas as they enter the renderer; dispatchCall also validates the response before
+// it leaves (serve mode, whose renderer checks again what crosses the network, and the tests).
 import type { z } from 'zod';
-import { INSPECTOR_METHODS, InspectorMethodSchema, type CallError, type InspectorHandlers } from '../../protocol/inspector-api.ts';
+import { INSPECTOR_METHODS, InspectorMethodSchema, type CallError, type InspectorHandlers, type InspectorMethod } from '../../protocol/inspector-api.ts';
 import { CALL_CODES, asCallError } from './session-errors.ts';
 
 export type DispatchResult = { ok: true; response: unknown } | { ok: false; error: CallError };
@@ -21,31 +23,41 @@ function describeIssues(root: string, issues: readonly z.core.$ZodIssue[]): stri
 /** A handler seen through the wire: the request has been parsed against its schema. */
 type WireHandler = (request: unknown) => Promise<unknown>;
 
-export async function dispatchCall(handlers: InspectorHandlers, method: string, rawRequest: unknown): Promise<DispatchResult> {
+/** The method's name as the API spells it (null when unknown) and the call's outcome. */
+async function run(handlers: InspectorHandlers, method: string, rawRequest: unknown): Promise<{ name: InspectorMethod | null; result: DispatchResult }> {
   const name = InspectorMethodSchema.safeParse(method);
   if (!name.success) {
     const shown = typeof method === 'string' ? JSON.stringify(method.slice(0, 100)) : typeof method;
-    return { ok: false, error: { code: CALL_CODES.request, message: `method: unknown method ${shown}` } };
+    return { name: null, result: { ok: false, error: { code: CALL_CODES.request, message: `method: unknown method ${shown}` } } };
   }
-  const schemas = INSPECTOR_METHODS[name.data];
-  const request = schemas.request.safeParse(rawRequest);
+  const request = INSPECTOR_METHODS[name.data].request.safeParse(rawRequest);
   if (!request.success) {
-    return { ok: false, error: { code: CALL_CODES.request, message: `${name.data}: ${describeIssues('request', request.error.issues)}` } };
+    return { name: name.data, result: { ok: false, error: { code: CALL_CODES.request, message: `${name.data}: ${describeIssues('request', request.error.issues)}` } } };
   }
-  let response: unknown;
   try {
     // Indexing the handlers by a runtime method name loses the pairing of request and response
-    // types; the schemas above and below restore both guarantees at run time.
-    response = await (handlers[name.data] as WireHandler)(request.data);
+    // types; the request schema above restores it at run time, the receiver's response schema after.
+    return { name: name.data, result: { ok: true, response: await (handlers[name.data] as WireHandler)(request.data) } };
   } catch (error) {
     const failure = asCallError(error);
-    return { ok: false, error: { code: failure.code, message: failure.message } };
+    return { name: name.data, result: { ok: false, error: { code: failure.code, message: failure.message } } };
   }
-  const checked = schemas.response.safeParse(response);
+}
+
+/** Checks the method and the request, runs the handler; the response is the handler's. */
+export async function runCall(handlers: InspectorHandlers, method: string, rawRequest: unknown): Promise<DispatchResult> {
+  return (await run(handlers, method, rawRequest)).result;
+}
+
+/** runCall, then the response checked against its method's schema (never sent if it fails). */
+export async function dispatchCall(handlers: InspectorHandlers, method: string, rawRequest: unknown): Promise<DispatchResult> {
+  const { name, result } = await run(handlers, method, rawRequest);
+  if (name === null || !result.ok) return result;
+  const checked = INSPECTOR_METHODS[name].response.safeParse(result.response);
   if (!checked.success) {
     return {
       ok: false,
-      error: { code: CALL_CODES.response, message: `${name.data}: the core produced an invalid response (${describeIssues('response', checked.error.issues)})` },
+      error: { code: CALL_CODES.response, message: `${name}: the core produced an invalid response (${describeIssues('response', checked.error.issues)})` },
     };
   }
   return { ok: true, response: checked.data };

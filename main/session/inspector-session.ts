@@ -41,7 +41,7 @@ import { allVerdicts, buildSnapshot } from './session-state.ts';
 import { openReference, probeEngine, type OpenedEngine, type OpenedReference } from './session-sources.ts';
 import { sessionViews, type ViewSides } from './session-views.ts';
 
-export { dispatchCall, type DispatchResult } from './dispatch-call.ts';
+export { dispatchCall, runCall, type DispatchResult } from './dispatch-call.ts';
 
 export interface InspectorSessionOptions {
   /** Where native bundles of this session are written (one fresh folder per run). */

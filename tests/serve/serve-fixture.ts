@@ -35,7 +35,7 @@ export function makeRendererDir(): { rendererDir: string; secretPath: string } {
   return { rendererDir, secretPath };
 }
 
-function snapshot(teacherForce: boolean): SessionSnapshot {
+export function snapshot(teacherForce: boolean): SessionSnapshot {
   const zero = { PASS: 0, FAIL: 0, GAP: 0, KNOWN_GAP: 0, REVIEW_REQUIRED: 0 };
   return {
     engine: null,

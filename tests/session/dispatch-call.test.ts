@@ -2,7 +2,7 @@
 // breaks the method's schema is refused with E_REQUEST naming the field, a handler's failure
 // keeps its code, a response the schema rejects is never sent, and nothing ever throws.
 import { afterAll, describe, expect, it } from 'vitest';
-import { dispatchCall } from '../../main/session/inspector-session.ts';
+import { dispatchCall, runCall } from '../../main/session/inspector-session.ts';
 import { INSPECTOR_METHODS, InspectorCallError, type InspectorHandlers } from '../../protocol/inspector-api.ts';
 import { openSession, removeTempDirs } from './session-fixtures.ts';
 
@@ -60,5 +60,12 @@ describe('dispatchCall', () => {
     const result = await dispatchCall(lying, 'getRows', {});
     expect(result).toMatchObject({ ok: false, error: { code: 'E_RESPONSE' } });
     expect(!result.ok && result.error.message).toMatch(/response\.rowsVersion/);
+  });
+
+  it('runCall (the Electron host, whose preload validates replies) checks the request but leaves the response to the receiver', async () => {
+    const lying = { ...t.session.handlers, getRows: () => Promise.resolve({ rowsVersion: -1, rows: [] }) } as unknown as InspectorHandlers;
+    expect(await runCall(lying, 'getRows', {})).toEqual({ ok: true, response: { rowsVersion: -1, rows: [] } });
+    expect(await runCall(lying, 'getRows', { since: 'yesterday' })).toMatchObject({ ok: false, error: { code: 'E_REQUEST' } });
+    expect(await runCall(lying, 'dropTables', {})).toMatchObject({ ok: false, error: { code: 'E_REQUEST' } });
   });
 });

@@ -1,10 +1,11 @@
 // The renderer's one API client. It picks the host once: the Electron preload when it exposed
 // `window.traceInspector`, otherwise serve mode's WebSocket. Everything above this file sees the
-// same validated InspectorTransport and cannot tell which host it has.
+// same validated InspectorTransport (each reply validated once, by whichever host received it)
+// and cannot tell which host it has.
 import type { InspectorTransport } from '../../../protocol/inspector-api.ts';
 import type { ConnectionListener } from './connection-state.ts';
 import { preloadTransport } from './preload-transport.ts';
-import { validatingTransport } from './validating-transport.ts';
+import { requestCheckingTransport, validatingTransport } from './validating-transport.ts';
 import { WebSocketTransport, serveModeUrl } from './websocket-transport.ts';
 
 export interface InspectorClient extends InspectorTransport {
@@ -19,10 +20,11 @@ function createClient(): InspectorClient {
   const reportProtocolError = (message: string): void => protocolErrorListener?.(message);
   const preload = window.traceInspector;
   if (preload !== undefined) {
-    const validated = validatingTransport(preloadTransport(preload), reportProtocolError);
+    // The preload parsed every reply and event with the API's schemas as it entered the renderer.
+    const checked = requestCheckingTransport(preloadTransport(preload));
     return {
-      call: validated.call,
-      subscribe: validated.subscribe,
+      call: checked.call,
+      subscribe: checked.subscribe,
       onConnection(listener) {
         listener('connected', '');
         return () => undefined;
