@@ -1,11 +1,12 @@
 import { defineConfig } from 'vitest/config';
 
 // The suite in four projects, chosen by folder (a test belongs to the project of its folder):
-//   renderer  the renderer's pure modules and the Electron host's settings, in Node, no browser
+//   renderer  the renderer's pure modules and its transports, in Node, no browser
 //   native    the C engine, its host process and the engines built on the ABI (examples, kits)
 //   e2e       the built products as a user runs them: Chromium over serve mode, the Electron
 //             build, the serve server and the CLI's commands
-//   unit      everything else: the core (bundle, compare, gate, inspect, receipt...), the session
+//   unit      everything else: the core (bundle, compare, gate, inspect, receipt...), the session,
+//             the Electron host's window, security and IPC code with electron mocked (tests/electron)
 // `vitest run` runs them all (npm test); `npm run test:unit`, `test:renderer`, `test:native` and
 // `test:e2e` run one.
 const RENDERER = ['tests/renderer/**/*.test.ts'];
