@@ -4,7 +4,6 @@
 // invalid input). `--baseline <bundle> <candidate>` is the regression mode: bit for bit against a
 // stored capture of the last release. See docs/compare.md.
 import { existsSync } from 'node:fs';
-import { appendFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
@@ -12,11 +11,8 @@ import { COMPARE_RECEIPT_FILE_NAME, writeCompareReceipt } from '../../core/compa
 import { compareEvidenceChanged } from '../../core/compare/compare-recheck.ts';
 import { compareHeader } from '../../core/compare/compare-report.ts';
 import { CompareUsageError, runCompare, type CompareResult } from '../../core/compare/compare-run.ts';
-import { formatAnnotations, formatStepSummary } from '../../core/report/github-actions.ts';
 import { formatHumanReport } from '../../core/report/human-report.ts';
-import { serializeGateResult } from '../../core/report/json-report.ts';
-import { formatJunit } from '../../core/report/junit-report.ts';
-import { writeNewFileAtomically } from '../../core/report/new-file.ts';
+import { writeRunOutputs } from '../run-outputs.ts';
 import { EXIT_FAILURE, EXIT_USAGE, UsageError, type CliIO } from '../cli-io.ts';
 import { signingKey } from './gate-command.ts';
 
@@ -141,34 +137,13 @@ export async function runCompareCommand(argv: readonly string[], io: CliIO): Pro
     return EXIT_USAGE;
   }
 
-  const files: { label: string; path: string }[] = [];
-  let writeFailed = false;
-  const attempt = async (label: string, path: string, write: () => Promise<unknown>): Promise<void> => {
-    try {
-      await write();
-      files.push({ label, path });
-    } catch (error) {
-      writeFailed = true;
-      io.stderr(`compare: cannot write the ${label} ${path}: ${(error as Error).message}\n`);
-    }
-  };
-  if (args.json !== undefined) await attempt('json', resolve(io.cwd, args.json), () => writeNewFileAtomically(resolve(io.cwd, args.json as string), serializeGateResult(result)));
-  if (args.junit !== undefined) await attempt('junit', resolve(io.cwd, args.junit), () => writeNewFileAtomically(resolve(io.cwd, args.junit as string), formatJunit(result)));
-  await attempt('receipt', receipt, () => writeCompareReceipt(result, receipt, key.privateKey));
-
-  if (io.env['GITHUB_ACTIONS'] === 'true') {
-    const workspace = io.env['GITHUB_WORKSPACE'] ?? io.cwd;
-    for (const line of formatAnnotations(result, { workspace })) io.stdout(`${line}\n`);
-    for (const row of result.comparison.map?.unmapped ?? []) io.stdout(`::notice title=trace-inspector compare: unmapped on purpose::${row.candidate}: ${row.reason}\n`);
-    const summaryFile = io.env['GITHUB_STEP_SUMMARY'];
-    if (summaryFile) {
-      try {
-        await appendFile(summaryFile, formatStepSummary(result), 'utf8');
-      } catch (error) {
-        io.stderr(`compare: cannot append the step summary to ${summaryFile}: ${(error as Error).message}\n`);
-      }
-    }
-  }
+  const { files, writeFailed } = await writeRunOutputs(io, 'compare', result, {
+    json: args.json === undefined ? undefined : resolve(io.cwd, args.json),
+    junit: args.junit === undefined ? undefined : resolve(io.cwd, args.junit),
+    receipt,
+    writeReceipt: (path) => writeCompareReceipt(result, path, key.privateKey),
+    notices: (result.comparison.map?.unmapped ?? []).map((row) => `::notice title=trace-inspector compare: unmapped on purpose::${row.candidate}: ${row.reason}`),
+  });
   io.stdout(formatHumanReport(result, { files, header: compareHeader(result) }));
   if (writeFailed) {
     io.stderr('compare: an output could not be written: exit 1 whatever the seals say (a comparison without its evidence does not pass)\n');

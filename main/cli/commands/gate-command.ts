@@ -4,7 +4,7 @@
 // with the seals as its last lines, and exits with the seals' code (0 pass, 1 fail, 2 usage).
 import type { KeyObject } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
-import { appendFile, readdir } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { GATE_RECEIPT_FILE_NAME, writeGateReceipt } from '../../core/gate/gate-receipt.ts';
@@ -14,7 +14,6 @@ import { parseShard, type ShardSpec } from '../../core/gate/gate-shard.ts';
 import type { GateCase, GateOptions, GateResult } from '../../core/gate/gate-types.ts';
 import { ReceiptError } from '../../core/receipt/errors.ts';
 import { defaultUserKey, loadPrivateKey, privateKeyModeWarning } from '../../core/receipt/keys.ts';
-import { formatAnnotations, formatStepSummary } from '../../core/report/github-actions.ts';
 import { formatHumanReport } from '../../core/report/human-report.ts';
 import { openBundle, type TraceBundle } from '../../core/bundle/bundle-reader.ts';
 import { CompareInputError } from '../../core/compare/compare-input-error.ts';
@@ -23,11 +22,9 @@ import { BundleError } from '../../core/bundle/errors.ts';
 import { compareLocalVsAccumulated, formatLocalVsAccumulated } from '../../core/capture/local-vs-accumulated.ts';
 import { formatAudioSummary, summarizeAudio } from '../../core/audio/audio-summary.ts';
 import { pcmStreams } from '../../core/audio/pcm-boundary.ts';
-import { formatJunit } from '../../core/report/junit-report.ts';
-import { writeNewFileAtomically } from '../../core/report/new-file.ts';
+import { writeRunOutputs } from '../run-outputs.ts';
 import { evidenceChangedDuringRun } from '../../core/gate/evidence-recheck.ts';
 import { stopOnSignals } from '../stop-signals.ts';
-import { serializeGateResult } from '../../core/report/json-report.ts';
 import { embeddedDefaults } from '../../core/tool/tool-info.ts';
 import { EXIT_FAILURE, EXIT_USAGE, UsageError, type CliIO } from '../cli-io.ts';
 import { JOURNAL_FILE_NAME } from '../../core/bundle/capture-journal.ts';
@@ -158,11 +155,6 @@ async function assertEmptyWork(dir: string): Promise<void> {
     const hint = interrupted.length === 0 ? '' : ` (it holds an interrupted capture: \`trace-inspector recover ${interrupted[0]}\` seals it)`;
     throw new UsageError(`--work ${dir} exists and is not empty; the gate never writes over a previous run${hint}`);
   }
-}
-
-/** Writes a report file that must not exist yet, all or nothing (new-file.ts). */
-async function writeNewFile(path: string, text: string): Promise<void> {
-  await writeNewFileAtomically(path, text);
 }
 
 interface SigningKey {
@@ -306,33 +298,12 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
   }
 
   // Outputs: the receipt always; a failure to write evidence fails the run.
-  const files: { label: string; path: string }[] = [];
-  let writeFailed = false;
-  const attempt = async (label: string, path: string, write: () => Promise<unknown>): Promise<void> => {
-    try {
-      await write();
-      files.push({ label, path });
-    } catch (error) {
-      writeFailed = true;
-      io.stderr(`gate: cannot write the ${label} ${path}: ${(error as Error).message}\n`);
-    }
-  };
-  if (args.json !== undefined) await attempt('json', resolve(io.cwd, args.json), () => writeNewFile(resolve(io.cwd, args.json as string), serializeGateResult(result)));
-  if (args.junit !== undefined) await attempt('junit', resolve(io.cwd, args.junit), () => writeNewFile(resolve(io.cwd, args.junit as string), formatJunit(result)));
-  await attempt('receipt', receipt, () => writeGateReceipt(result, receipt, key.privateKey));
-
-  if (io.env['GITHUB_ACTIONS'] === 'true') {
-    const workspace = io.env['GITHUB_WORKSPACE'] ?? io.cwd;
-    for (const line of formatAnnotations(result, { workspace })) io.stdout(`${line}\n`);
-    const summaryFile = io.env['GITHUB_STEP_SUMMARY'];
-    if (summaryFile) {
-      try {
-        await appendFile(summaryFile, formatStepSummary(result), 'utf8');
-      } catch (error) {
-        io.stderr(`gate: cannot append the step summary to ${summaryFile}: ${(error as Error).message}\n`);
-      }
-    }
-  }
+  const { files, writeFailed } = await writeRunOutputs(io, 'gate', result, {
+    json: args.json === undefined ? undefined : resolve(io.cwd, args.json),
+    junit: args.junit === undefined ? undefined : resolve(io.cwd, args.junit),
+    receipt,
+    writeReceipt: (path) => writeGateReceipt(result, path, key.privateKey),
+  });
 
   for (const section of sections) io.stdout(section);
   io.stdout(formatHumanReport(result, { files }));
