@@ -7,7 +7,9 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BundleError, formatFieldPath, type BundleErrorCode } from './errors.ts';
 import { MANIFEST_FILE_NAME, type BundleManifest } from './manifest-schema.ts';
-import { openBundleFromManifest, readManifest, tensorDigestClaims, verifyFileAndTensors } from './bundle-reader.ts';
+import { openBundleFromManifest, readManifest } from './bundle-reader.ts';
+import { bundleFileProblems } from './verify-bundle-files.ts';
+import { GuardedReadError } from '../io/guarded-read.ts';
 import { checkDeclaredPadding } from './padding-check.ts';
 import { resolveInsideBundle } from './path-confinement.ts';
 
@@ -45,9 +47,13 @@ async function collect(problems: BundleProblem[], file: string, field: string, w
   }
 }
 
-/** Each listed file: confined, regular, its size, and in one read its digest and its tensors' digests. */
+/**
+ * Each listed file: confined, regular, its size; then every file that passed those hashed (on
+ * the same worker pool and with the same rules as opening a bundle: verify-bundle-files.ts),
+ * each file's first digest problem reported (its own, its tensors', their chunks').
+ */
 async function checkFiles(dir: string, manifest: BundleManifest, manifestPath: string, problems: BundleProblem[]): Promise<void> {
-  const claims = tensorDigestClaims(manifest);
+  const realPaths = new Map<string, string>();
   for (const [f, entry] of manifest.files.entries()) {
     const field = formatFieldPath(['files', f]);
     const shown = join(dir, entry.path);
@@ -58,8 +64,12 @@ async function checkFiles(dir: string, manifest: BundleManifest, manifestPath: s
       if (info.size !== entry.bytes) {
         throw new BundleError('E_FILE_SIZE', shown, `${field}.bytes`, `${MANIFEST_FILE_NAME} lists ${entry.bytes} bytes, the file holds ${info.size}`);
       }
-      await verifyFileAndTensors(real, shown, entry, `${field}.sha256`, claims.get(entry.path) ?? []);
+      realPaths.set(entry.path, real);
     });
+  }
+  for (const error of await bundleFileProblems(manifest, realPaths, (path) => join(dir, path))) {
+    if (error instanceof BundleError) problems.push(...problemsOf(error));
+    else problems.push({ code: 'E_FILE_NOT_REGULAR', file: error instanceof GuardedReadError ? error.path : dir, field: '(file)', message: error.message });
   }
 }
 

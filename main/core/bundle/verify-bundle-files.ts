@@ -60,10 +60,25 @@ interface PlannedFile {
  * header that cannot be parsed leaves its tensors unhashed here: crossCheckHeaders names it.
  */
 export async function verifyBundleFiles(manifest: BundleManifest, realPaths: ReadonlyMap<string, string>, display: (relPath: string) => string): Promise<void> {
+  const [first] = await hashAndJudge(manifest, realPaths, display, true);
+  if (first !== undefined) throw first;
+}
+
+/**
+ * Every file's first problem (file digest, then its tensors', then their chunks'), in file
+ * order, each file hashed: what `trace-inspector check` reports all at once. Files missing from
+ * `realPaths` (already refused by the caller) are skipped.
+ */
+export function bundleFileProblems(manifest: BundleManifest, realPaths: ReadonlyMap<string, string>, display: (relPath: string) => string): Promise<Error[]> {
+  return hashAndJudge(manifest, realPaths, display, false);
+}
+
+async function hashAndJudge(manifest: BundleManifest, realPaths: ReadonlyMap<string, string>, display: (relPath: string) => string, stopAtFirst: boolean): Promise<Error[]> {
   const claims = claimsByFile(manifest);
   const planned: PlannedFile[] = [];
   for (const [f, entry] of manifest.files.entries()) {
-    const real = realPaths.get(entry.path) as string;
+    const real = realPaths.get(entry.path);
+    if (real === undefined) continue;
     const shown = display(entry.path);
     const fileClaims = claims.get(entry.path) ?? [];
     let located: { claim: Claim; begin: number; end: number }[] = [];
@@ -93,14 +108,18 @@ export async function verifyBundleFiles(manifest: BundleManifest, realPaths: Rea
   }
   const outcomes = await hashFilesInParallel(
     planned.map((file) => file.job),
-    { stopAfter: (outcome, index) => problemOf(planned[index] as PlannedFile, outcome) !== null },
+    stopAtFirst ? { stopAfter: (outcome, index) => problemOf(planned[index] as PlannedFile, outcome) !== null } : {},
   );
+  const problems: Error[] = [];
   for (const [index, file] of planned.entries()) {
     const outcome = outcomes[index];
     if (outcome === null || outcome === undefined) continue; // after the first failure: never hashed
     const problem = problemOf(file, outcome);
-    if (problem !== null) throw problem;
+    if (problem === null) continue;
+    problems.push(problem);
+    if (stopAtFirst) break;
   }
+  return problems;
 }
 
 function problemOf(file: PlannedFile, outcome: HashOutcome): Error | null {
