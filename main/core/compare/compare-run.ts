@@ -13,10 +13,10 @@
 // Everything is validated before anything is judged, exactly as the gate does it: every bundle's
 // manifest, confined paths, every file's and every tensor's digest, the reference's and oracle's
 // own padding, the contracts and map files. A problem there is a CompareUsageError (exit 2).
+import { summarize } from '../gate/bundle-summary.ts';
 import { basename, dirname, resolve } from 'node:path';
 import type { EngineBoundary, EngineDescription } from '../../engine-host/engine-description.ts';
 import { openBundle, type TraceBundle } from '../bundle/bundle-reader.ts';
-import { sha256File } from '../bundle/digest.ts';
 import { BundleError } from '../bundle/errors.ts';
 import type { BundleManifest, Contract } from '../bundle/manifest-schema.ts';
 import { judgeCase, type RunStop } from '../gate/case-verdicts.ts';
@@ -86,24 +86,6 @@ async function openEvidence(dir: string, role: string, checkPadding: boolean): P
     if (code === 'ENOENT' || code === 'ENOTDIR') throw new CompareUsageError(`${role} bundle ${dir}: no such bundle folder`);
     throw error;
   }
-}
-
-async function summarize(bundle: TraceBundle, subjectName: string): Promise<BundleSummary> {
-  const { manifest } = bundle;
-  return {
-    dir: bundle.dir,
-    manifestPath: bundle.manifestPath,
-    manifestSha256: (await sha256File(bundle.manifestPath)).sha256,
-    subjectName,
-    kind: manifest.kind,
-    caseDescription: manifest.case.description,
-    precision: manifest.provenance.precision,
-    generator: { implementation: manifest.provenance.generator.implementation, revision: manifest.provenance.generator.revision, dirty: manifest.provenance.generator.dirty },
-    runtime: { ...manifest.provenance.runtime },
-    createdAt: manifest.provenance.created_at,
-    passes: manifest.passes.length,
-    boundaries: manifest.passes.reduce((sum, pass) => sum + pass.boundaries.length, 0),
-  };
 }
 
 /** A reference must be a whole run: a crashed or stopped capture cannot be the truth. */

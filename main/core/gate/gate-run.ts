@@ -8,6 +8,7 @@
 // (exit 2, nothing written). Once the engine runs, what goes wrong is a verdict, not an error:
 // a crash, a hang or an engine error makes the boundaries never reached FAIL (kind missing,
 // the crash named) and the run FIDELITY: FAIL.
+import { summarize } from './bundle-summary.ts';
 import { readdir } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { EngineCallError, EngineHostDeadError, EngineHostError, EngineLoadError } from '../../engine-host/engine-errors.ts';
@@ -101,28 +102,6 @@ async function openValidated(dir: string, expectedKind: 'reference' | 'oracle-f6
     throw new GateUsageError(`${role} bundle ${dir}: ${bundle.manifestPath}: kind: is "${bundle.manifest.kind}", expected "${expectedKind}"${why}`);
   }
   return bundle;
-}
-
-async function summarize(bundle: TraceBundle, subjectName: string): Promise<BundleSummary> {
-  const { manifest } = bundle;
-  return {
-    dir: bundle.dir,
-    manifestPath: bundle.manifestPath,
-    manifestSha256: (await sha256File(bundle.manifestPath)).sha256,
-    subjectName,
-    kind: manifest.kind,
-    caseDescription: manifest.case.description,
-    precision: manifest.provenance.precision,
-    generator: {
-      implementation: manifest.provenance.generator.implementation,
-      revision: manifest.provenance.generator.revision,
-      dirty: manifest.provenance.generator.dirty,
-    },
-    runtime: { ...manifest.provenance.runtime },
-    createdAt: manifest.provenance.created_at,
-    passes: manifest.passes.length,
-    boundaries: manifest.passes.reduce((sum, pass) => sum + pass.boundaries.length, 0),
-  };
 }
 
 async function prepareCases(options: GateOptions): Promise<PreparedCase[]> {
