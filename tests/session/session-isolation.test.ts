@@ -11,7 +11,7 @@ import { LayerIsolationSchema, fromWire, type LayerIsolation } from '../../proto
 import { SEGV_ENGINE, removeTempDirs, tempDir, writeToyCase } from '../gate/gate-fixtures.ts';
 import { REFERENCE_ENGINE, freshTempDir, referenceBundle } from '../helpers/paths.ts';
 
-const workDir = freshTempDir('services-isolation');
+const workDir = freshTempDir('session-isolation');
 afterAll(() => {
   rmSync(workDir, { recursive: true, force: true });
   removeTempDirs();

@@ -13,7 +13,7 @@ import { ReceiptExportSchema, ReceiptVerifySchema, type ReceiptExport, type Rece
 import { keyFiles } from '../gate/gate-fixtures.ts';
 import { REFERENCE_ENGINE, freshTempDir, oracleBundle, referenceBundle } from '../helpers/paths.ts';
 
-const root = freshTempDir('services-receipt');
+const root = freshTempDir('session-receipt');
 const configDir = join(root, 'config');
 const previousConfig = process.env[CONFIG_DIR_ENV];
 process.env[CONFIG_DIR_ENV] = configDir; // the per-user default key lives here, never in ~/.config

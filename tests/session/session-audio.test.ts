@@ -13,13 +13,13 @@ import { audioOf, nullResidual, wavOf } from '../../main/session/session-audio.t
 import { AudioSchema, fromWire } from '../../protocol/inspector-api.ts';
 import { REFERENCE_ENGINE, freshTempDir, referenceBundle } from '../helpers/paths.ts';
 
-const root = freshTempDir('services-audio');
+const root = freshTempDir('session-audio');
 let reference: TraceBundle;
 let native: TraceBundle;
 
 beforeAll(async () => {
   const outDir = join(root, 'native');
-  const capture = await captureRun({ library: REFERENCE_ENGINE, referenceDir: referenceBundle('speech'), outDir, command: 'test services-audio' });
+  const capture = await captureRun({ library: REFERENCE_ENGINE, referenceDir: referenceBundle('speech'), outDir, command: 'test session-audio' });
   expect(capture.run.status).toBe('completed');
   await capture.reference.close();
   [reference, native] = await Promise.all([openBundle(referenceBundle('speech')), openBundle(outDir)]);
