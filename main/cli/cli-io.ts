@@ -15,11 +15,6 @@ export const EXIT_FAILURE = 1;
 /** Bad usage or invalid input files. */
 export const EXIT_USAGE = 2;
 
-/** A problem with how the command was asked for, or with its input files (exit 2). */
-export class UsageError extends Error {
-  override name = 'UsageError';
-}
-
 export function processIO(): CliIO {
   return {
     stdout: (text) => process.stdout.write(text),

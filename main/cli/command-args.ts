@@ -1,9 +1,9 @@
 // Flag parsing shared by the CLI commands: node's parseArgs reads the flags (strict, no
-// positionals), a zod schema checks their values, and every problem becomes a UsageError (exit 2)
+// positionals), a zod schema checks their values, and every problem becomes a InputError (exit 2)
 // prefixed with the command's name. Also the flag schemas several commands share.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { z } from 'zod';
-import { UsageError } from './cli-io.ts';
+import { InputError } from '../core/io/input-error.ts';
 
 /** --isolation process|thread, default process. */
 export const isolationArg = z.enum(['process', 'thread'], { error: '--isolation: expected "process" or "thread"' }).default('process');
@@ -23,9 +23,9 @@ export function parseCommandArgs<S extends z.ZodType>(command: string, argv: rea
   try {
     ({ values } = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }));
   } catch (error) {
-    throw new UsageError(`${command}: ${(error as Error).message}${hint}`);
+    throw new InputError(`${command}: ${(error as Error).message}${hint}`);
   }
   const parsed = schema.safeParse(values);
-  if (!parsed.success) throw new UsageError(`${command}: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`);
+  if (!parsed.success) throw new InputError(`${command}: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`);
   return parsed.data;
 }

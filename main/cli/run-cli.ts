@@ -12,7 +12,8 @@ import { SELF_TEST_USAGE, runSelfTestCommand } from './commands/self-test-comman
 import { SERVE_USAGE, runServeCommand } from './commands/serve-command.ts';
 import { VERIFY_USAGE, runVerifyCommand } from './commands/verify-command.ts';
 import { MERGE_USAGE, runMergeCommand } from './commands/merge-command.ts';
-import { EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from './cli-io.ts';
+import { EXIT_OK, EXIT_USAGE, type CliIO } from './cli-io.ts';
+import { InputError } from '../core/io/input-error.ts';
 
 export const USAGE = `usage: trace-inspector <command> [options]
 
@@ -95,7 +96,7 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
       return EXIT_USAGE;
     }
     const run = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
-    if (run === undefined) throw new UsageError(`unknown command "${command}"; see trace-inspector help`);
+    if (run === undefined) throw new InputError(`unknown command "${command}"; see trace-inspector help`);
     // `<command> --help` / `-h`: that command's usage on stdout, exit 0 (`--gate --self-test --help`: the self-test's).
     const usage = Object.hasOwn(COMMAND_USAGE, command) ? COMMAND_USAGE[command] : undefined;
     if (usage !== undefined && (rest.includes('--help') || rest.includes('-h'))) {
@@ -104,7 +105,7 @@ export async function runCli(argv: readonly string[], io: CliIO): Promise<number
     }
     return await run(rest, io, commandLine);
   } catch (error) {
-    if (error instanceof UsageError) {
+    if (error instanceof InputError) {
       io.stderr(`trace-inspector: ${error.message}\n`);
       return EXIT_USAGE;
     }

@@ -73,7 +73,7 @@ export class LiveRun {
    * Starts the engine host, opens a session with the reference's weights (digest-checked), sets
    * the options and the reference's inputs, and opens the capture. Nothing is left running when
    * it rejects: an engine that cannot be loaded (EngineLoadError) or refuses an option or input
-   * (CaptureUsageError) names what it refused.
+   * (InputError) names what it refused.
    */
   static async start(options: LiveRunOptions): Promise<LiveRun> {
     const weightsPath = await resolveWeights(options.reference);

@@ -7,12 +7,12 @@
 import { EngineCallError, EngineHostDeadError, EngineHostError, EngineLoadError } from '../engine-host/engine-errors.ts';
 import { InspectorCallError, type SessionError } from '../../protocol/inspector-api.ts';
 import { BundleError } from '../core/bundle/errors.ts';
-import { CaptureUsageError } from '../core/capture/capture-run.ts';
 import { LedgerError } from '../core/gate/ledger.ts';
 import { PathConfinementError } from '../core/bundle/path-confinement.ts';
 import { GuardedReadError } from '../core/io/guarded-read.ts';
 import { OutputFolderError } from '../core/io/output-folder.ts';
 import { ReceiptError } from '../core/receipt/errors.ts';
+import { InputError } from '../core/io/input-error.ts';
 
 export const CALL_CODES = {
   /** The request does not match the method's schema, or names something that does not exist. */
@@ -47,7 +47,11 @@ export function codeOf(error: unknown): string {
   // A key, receipt or other file named in the request that is missing, special or too large.
   if (error instanceof ReceiptError || error instanceof GuardedReadError) return CALL_CODES.request;
   if (error instanceof OutputFolderError) return CALL_CODES.state;
-  if (error instanceof EngineLoadError || error instanceof EngineCallError || error instanceof CaptureUsageError) return CALL_CODES.engine;
+  if (error instanceof EngineLoadError || error instanceof EngineCallError) return CALL_CODES.engine;
+  // Bad input met by a core call: an option or input the engine refused is the engine's answer;
+  // anything else (a contracts or map file, a teacher-forced boundary with nothing to force) is
+  // a request for what cannot be done.
+  if (error instanceof InputError) return error.cause instanceof EngineCallError ? CALL_CODES.engine : CALL_CODES.request;
   if (error instanceof EngineHostDeadError || error instanceof EngineHostError) return CALL_CODES.engine;
   return CALL_CODES.internal;
 }

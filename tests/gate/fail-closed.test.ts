@@ -17,7 +17,7 @@ import { BundleError } from '../../main/core/bundle/errors.ts';
 import type { BundleManifest } from '../../main/core/bundle/manifest-schema.ts';
 import { judgeCase } from '../../main/core/gate/case-verdicts.ts';
 import { gateReceiptPredicate } from '../../main/core/gate/gate-receipt.ts';
-import { GateUsageError, runGate } from '../../main/core/gate/gate-run.ts';
+import { runGate } from '../../main/core/gate/gate-run.ts';
 import type { BoundaryVerdict, GateResult } from '../../main/core/gate/gate-types.ts';
 import { openReference } from '../../main/session/session-sources.ts';
 import { EngineHost } from '../../main/engine-host/engine-host.ts';
@@ -38,6 +38,7 @@ import {
   type ToyCaseSpec,
 } from './gate-fixtures.ts';
 import { writeBundle } from '../helpers/bundle-builder.ts';
+import { InputError } from '../../main/core/io/input-error.ts';
 
 beforeAll(requireBuiltHost);
 afterAll(() => {
@@ -176,7 +177,7 @@ describe("each pass's kind and mode must agree with what the native run reports"
 });
 
 describe('every reference and oracle digest is verified before the engine runs', () => {
-  it('a wrong per-tensor sha256 in the reference or the oracle: GateUsageError naming the file and the tensor, no work folder', async () => {
+  it('a wrong per-tensor sha256 in the reference or the oracle: InputError naming the file and the tensor, no work folder', async () => {
     for (const side of ['reference', 'oracle'] as const) {
       const root = tempDir(`fc-digest-${side}`);
       const toy = writeToyCase(root, { oracle: true });
@@ -187,7 +188,7 @@ describe('every reference and oracle digest is verified before the engine runs',
       const failure = await runGate(gateOptions({ library: TOY_ENGINE, cases: [{ referenceDir: toy.referenceDir, oracleDir: toy.oracleDir }], workDir: work })).catch(
         (error: unknown) => error,
       );
-      expect(failure).toBeInstanceOf(GateUsageError);
+      expect(failure).toBeInstanceOf(InputError);
       expect((failure as Error).message).toContain('pass-001.safetensors');
       expect((failure as Error).message).toContain('passes[1].boundaries[1].sha256');
       expect((failure as Error).message).toContain('tensor "toy.mix"');
@@ -284,7 +285,7 @@ describe("the reference's own padding past `valid` keeps its declared policy", (
       const failure = await runGate(gateOptions({ library: TOY_ENGINE, cases: [{ referenceDir: toy.referenceDir, oracleDir: toy.oracleDir }], workDir: work })).catch(
         (error: unknown) => error,
       );
-      expect(failure).toBeInstanceOf(GateUsageError);
+      expect(failure).toBeInstanceOf(InputError);
       const message = (failure as Error).message;
       expect(message).toContain('passes[0].boundaries[0].valid');
       expect(message).toContain('boundary "toy.embed" of pass 0: element [0, 2]');

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EngineDescription } from '../../main/engine-host/engine-description.ts';
 import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
 import { judgeCase } from '../../main/core/gate/case-verdicts.ts';
-import { GateUsageError, runGate } from '../../main/core/gate/gate-run.ts';
+import { runGate } from '../../main/core/gate/gate-run.ts';
 import type { BoundaryVerdict, GateResult } from '../../main/core/gate/gate-types.ts';
 import { requireBuiltHost } from '../engine-host/engine-host-fixtures.ts';
 import {
@@ -26,6 +26,7 @@ import {
   type ToyCaseSpec,
 } from './gate-fixtures.ts';
 import { writeBundle } from '../helpers/bundle-builder.ts';
+import { InputError } from '../../main/core/io/input-error.ts';
 
 beforeAll(requireBuiltHost);
 afterAll(removeTempDirs);
@@ -133,7 +134,7 @@ describe('failures are caught where they first show', () => {
       () => null,
       (caught: unknown) => caught,
     );
-    expect(error).toBeInstanceOf(GateUsageError);
+    expect(error).toBeInstanceOf(InputError);
     const message = (error as Error).message;
     expect(message).toMatch(/the reference \S+manifest\.json and the engine's catalogue \(\S+libtoy_engine\.so\) disagree on 2 boundaries; nothing was run/);
     expect(message).toContain('"toy.token" (first in pass 1): the reference records U32 [1], the catalogue declares I32 [1]');
@@ -155,7 +156,7 @@ describe('failures are caught where they first show', () => {
       () => null,
       (caught: unknown) => caught,
     );
-    expect(error).toBeInstanceOf(GateUsageError);
+    expect(error).toBeInstanceOf(InputError);
     const message = (error as Error).message;
     expect(message).toMatch(/oracle \S+manifest\.json does not store its boundaries as the reference \S+ does \(1 boundary records\); an oracle stores each boundary in the dtype the reference/);
     expect(message).toContain('pass 1 "toy.mix": the oracle stores F64 [1, 4], the reference declares F32 [1, 4]');
@@ -210,7 +211,7 @@ describe('the known-gap ledger', () => {
     const error = await runGate(gateOptions({ library: TOY_ENGINE, cases: [{ referenceDir: toy.referenceDir, oracleDir: null }], workDir: work, ledgerFile: ledger })).catch(
       (caught: unknown) => caught,
     );
-    expect(error).toBeInstanceOf(GateUsageError);
+    expect(error).toBeInstanceOf(InputError);
     expect((error as Error).message).toContain(ledger);
     expect((error as Error).message).toContain('KG-TOY-MIX');
     expect(existsSync(work)).toBe(false);
@@ -304,7 +305,7 @@ describe('invalid input stops the gate before the engine runs', () => {
     const base = { library: TOY_ENGINE, workDir: join(root, 'work') };
     await expect(runGate(gateOptions({ ...base, cases: [{ referenceDir: toy.referenceDir, oracleDir: other.oracleDir }] }))).rejects.toThrow(/is case "other"/);
     await expect(runGate(gateOptions({ ...base, library: testlib('not_an_engine'), cases: [{ referenceDir: toy.referenceDir, oracleDir: null }] }))).rejects.toBeInstanceOf(
-      GateUsageError,
+      InputError,
     );
     await expect(runGate(gateOptions({ ...base, cases: [{ referenceDir: toy.referenceDir, oracleDir: toy.referenceDir }] }))).rejects.toThrow(/expected "oracle-f64"/);
     const used = join(root, 'used');

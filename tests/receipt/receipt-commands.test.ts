@@ -1,9 +1,8 @@
 // `verify` and `keygen` as the CLI will run them: exit 0 verified, 1 not verified with the
-// reasons printed, UsageError (exit 2 in run-cli) for bad usage or unreadable input.
+// reasons printed, InputError (exit 2 in run-cli) for bad usage or unreadable input.
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UsageError } from '../../main/cli/cli-io.ts';
 import { runKeygenCommand } from '../../main/cli/commands/keygen-command.ts';
 import { runVerifyCommand } from '../../main/cli/commands/verify-command.ts';
 import type { Subject } from '../../main/core/receipt/in-toto.ts';
@@ -13,6 +12,7 @@ import { hashSubject } from '../../main/core/receipt/subject-files.ts';
 import { BUNDLES_DIR, CASES } from '../helpers/paths.ts';
 import { mkfifo } from '../security/hostile-fixtures.ts';
 import { recordingIO, removeTempDirs, samplePredicate, tempDir, writeSubjectFiles } from './receipt-fixtures.ts';
+import { InputError } from '../../main/core/io/input-error.ts';
 
 afterAll(removeTempDirs);
 
@@ -26,7 +26,7 @@ beforeAll(async () => {
 });
 
 async function usageError(action: Promise<number>, expected: string): Promise<void> {
-  await expect(action).rejects.toBeInstanceOf(UsageError);
+  await expect(action).rejects.toBeInstanceOf(InputError);
   await expect(action).rejects.toThrow(expected);
 }
 
@@ -41,7 +41,7 @@ describe('trace-inspector keygen', () => {
     expect(io.out()).toMatch(/keyid {7}[0-9a-f]{64}\n/);
   });
 
-  it('refuses to overwrite (UsageError naming the key file), leaving it unchanged', async () => {
+  it('refuses to overwrite (InputError naming the key file), leaving it unchanged', async () => {
     const keyPath = join(work, 'keys', 'trace-inspector-ed25519.key');
     const before = readFileSync(keyPath);
     await usageError(runKeygenCommand(['--out', join(work, 'keys')], recordingIO(work, {})), keyPath);

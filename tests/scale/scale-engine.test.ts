@@ -5,11 +5,12 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { GateUsageError, runGate } from '../../main/core/gate/gate-run.ts';
+import { runGate } from '../../main/core/gate/gate-run.ts';
 import type { GateResult } from '../../main/core/gate/gate-types.ts';
 import { gateOptions, removeTempDirs, tempDir, testlib } from '../gate/gate-fixtures.ts';
 import { SCALE_CATALOGUE, scalePasses, scaleRunBytes } from './scale-model.ts';
 import { writeScaleReference, type ScaleReferenceSpec } from './scale-reference.ts';
+import { InputError } from '../../main/core/io/input-error.ts';
 
 const SCALE_ENGINE = testlib('scale_engine');
 afterAll(removeTempDirs);
@@ -64,7 +65,7 @@ describe('the scale engine', () => {
     writeFileSync(manifestPath, JSON.stringify(manifest));
     const work = join(root, 'work');
     const error = await runGate(gateOptions({ library: SCALE_ENGINE, cases: [{ referenceDir: reference.dir, oracleDir: null }], workDir: work })).catch((caught: unknown) => caught);
-    expect(error).toBeInstanceOf(GateUsageError);
+    expect(error).toBeInstanceOf(InputError);
     const message = (error as Error).message;
     expect(message).toContain(join(reference.dir, 'pass-0001.safetensors'));
     expect(message).toContain(`passes[1].boundaries[${logits}].chunks.sha256[3]`);

@@ -5,7 +5,6 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UsageError } from '../../main/cli/cli-io.ts';
 import { loadPerturbationTable } from '../../main/core/gate/perturbation-table.ts';
 import {
   formatSelfTestReport,
@@ -16,6 +15,7 @@ import {
 import { runSelfTestCommand } from '../../main/cli/commands/self-test-command.ts';
 import { embeddedDefaults } from '../../main/core/tool/tool-info.ts';
 import { BUNDLES_DIR, REFERENCE_ENGINE, freshTempDir } from '../helpers/paths.ts';
+import { InputError } from '../../main/core/io/input-error.ts';
 
 // The reference engine's table, beside the engine (the self-test's default).
 const REFERENCE_TABLE = await loadPerturbationTable(embeddedDefaults().perturbationTable);
@@ -150,7 +150,7 @@ describe('the self-test is not a placebo', () => {
 describe('runSelfTestCommand', () => {
   it('refuses flags it does not take, and an engine that cannot be loaded, as usage errors', async () => {
     const io = { stdout: () => undefined, stderr: () => undefined, stderrIsTTY: false, cwd: root, env: {} };
-    await expect(runSelfTestCommand(['--strict'], io)).rejects.toBeInstanceOf(UsageError);
-    await expect(runSelfTestCommand(['--gate', '--self-test', '--engine', join(root, 'no-such-engine.so')], io)).rejects.toBeInstanceOf(UsageError);
+    await expect(runSelfTestCommand(['--strict'], io)).rejects.toBeInstanceOf(InputError);
+    await expect(runSelfTestCommand(['--gate', '--self-test', '--engine', join(root, 'no-such-engine.so')], io)).rejects.toBeInstanceOf(InputError);
   });
 });

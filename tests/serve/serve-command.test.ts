@@ -8,9 +8,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EventFrameSchema, INSPECTOR_METHODS, ReplyFrameSchema } from '../../protocol/inspector-api.ts';
 import { runServeCommand } from '../../main/cli/commands/serve-command.ts';
-import { UsageError, type CliIO } from '../../main/cli/cli-io.ts';
+import type { CliIO } from '../../main/cli/cli-io.ts';
 import { CLI, REPO_ROOT, freshTempDir } from '../helpers/paths.ts';
 import { collectFrames, makeRendererDir, openSocket, rawGet, waitFor } from './serve-fixture.ts';
+import { InputError } from '../../main/core/io/input-error.ts';
 
 function captureIO(cwd: string): CliIO & { out: string[]; err: string[] } {
   const out: string[] = [];
@@ -64,7 +65,7 @@ describe('trace-inspector serve (in process, real session)', () => {
     expect(io.err.join('')).toContain('stopping');
   });
 
-  it('refuses bad flags (a UsageError: runCli prints it and exits 2)', async () => {
+  it('refuses bad flags (a InputError: runCli prints it and exits 2)', async () => {
     const { rendererDir } = makeRendererDir();
     for (const [args, message] of [
       [['--port', '70000'], /^serve: --port: expected 0\.\.65535$/],
@@ -72,7 +73,7 @@ describe('trace-inspector serve (in process, real session)', () => {
       [['--bogus'], /^serve: Unknown option '--bogus'/],
     ] as const) {
       const io = captureIO(freshTempDir('serve-flags'));
-      await expect(runServeCommand(args, io, { rendererDir, untilStopped: async () => {} })).rejects.toThrow(UsageError);
+      await expect(runServeCommand(args, io, { rendererDir, untilStopped: async () => {} })).rejects.toThrow(InputError);
       await expect(runServeCommand(args, io, { rendererDir, untilStopped: async () => {} })).rejects.toThrow(message);
     }
   });

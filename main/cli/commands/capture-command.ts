@@ -5,19 +5,19 @@ import { z } from 'zod';
 import { EngineLoadError } from '../../engine-host/engine-errors.ts';
 import { BundleError } from '../../core/bundle/errors.ts';
 import { openBundle } from '../../core/bundle/bundle-reader.ts';
-import { CompareInputError } from '../../core/compare/compare-input-error.ts';
 import { admitReference, contractSourceOf } from '../../core/compare/reference-contracts.ts';
 import { confinedChild, PathConfinementError, safePathComponent } from '../../core/bundle/path-confinement.ts';
 import { assertRegularFile, GuardedReadError } from '../../core/io/guarded-read.ts';
 import { createOutputFolder, OutputFolderError } from '../../core/io/output-folder.ts';
 import { diffCapture, summarizeCaptureDiff } from '../../core/capture/capture-diff.ts';
-import { CaptureAbortedError, CaptureUsageError, CaptureWriteError, captureRun } from '../../core/capture/capture-run.ts';
+import { CaptureAbortedError, CaptureWriteError, captureRun } from '../../core/capture/capture-run.ts';
 import { formatCaptureTable } from '../../core/capture/capture-table.ts';
 import { compareLocalVsAccumulated, formatLocalVsAccumulated } from '../../core/capture/local-vs-accumulated.ts';
 import { embeddedDefaults } from '../../core/tool/tool-info.ts';
-import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from '../cli-io.ts';
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type CliIO } from '../cli-io.ts';
 import { engineOptionsArg, isolationArg, parseCommandArgs, timeoutArg } from '../command-args.ts';
 import { stopOnSignals } from '../stop-signals.ts';
+import { InputError } from '../../core/io/input-error.ts';
 
 export const CAPTURE_USAGE = `usage: trace-inspector capture [--engine <lib>] [--bundle <reference bundle>] [--out <dir>]
                               [--weights <file>] [--isolation process|thread] [--timeout <seconds>]
@@ -91,7 +91,7 @@ async function captureFolder(cwd: string, out: string | undefined, caseId: strin
     await createOutputFolder(outDir, 'the capture folder');
     return outDir;
   } catch (error) {
-    if (error instanceof OutputFolderError || error instanceof PathConfinementError) throw new UsageError(error.message);
+    if (error instanceof OutputFolderError || error instanceof PathConfinementError) throw new InputError(error.message);
     throw error;
   }
 }
@@ -108,7 +108,7 @@ export async function runCaptureCommand(argv: readonly string[], io: CliIO, comm
     }),
   );
 
-  if (args.contracts !== undefined && args.contract !== undefined) throw new UsageError('capture: give --contracts FILE or --contract bit_exact, not both');
+  if (args.contracts !== undefined && args.contract !== undefined) throw new InputError('capture: give --contracts FILE or --contract bit_exact, not both');
   let caseId: string;
   let referenceContracts;
   try {
@@ -123,7 +123,8 @@ export async function runCaptureCommand(argv: readonly string[], io: CliIO, comm
       await opened.close();
     }
   } catch (error) {
-    if (error instanceof BundleError || error instanceof CompareInputError) throw new UsageError(error.message);
+    if (error instanceof InputError) throw error;
+    if (error instanceof BundleError) throw new InputError(error.message);
     throw error;
   }
   const weightsPath = args.weights === undefined ? undefined : resolve(io.cwd, args.weights);
@@ -131,7 +132,7 @@ export async function runCaptureCommand(argv: readonly string[], io: CliIO, comm
     try {
       await assertRegularFile(weightsPath);
     } catch (error) {
-      if (error instanceof GuardedReadError) throw new UsageError(`--weights ${error.message}`);
+      if (error instanceof GuardedReadError) throw new InputError(`--weights ${error.message}`);
       throw error;
     }
   }
@@ -172,8 +173,9 @@ export async function runCaptureCommand(argv: readonly string[], io: CliIO, comm
       io.stderr(`capture: ${error.message}\n`);
       return EXIT_FAILURE;
     }
-    if (error instanceof BundleError || error instanceof EngineLoadError || error instanceof CaptureUsageError) {
-      throw new UsageError(error.message);
+    if (error instanceof InputError) throw error;
+    if (error instanceof BundleError || error instanceof EngineLoadError) {
+      throw new InputError(error.message);
     }
     throw error;
   } finally {

@@ -6,7 +6,8 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { checkBundle, type BundleCheckReport } from '../../core/bundle/bundle-check.ts';
 import { writeFileSync } from 'node:fs';
-import { EXIT_OK, EXIT_USAGE, UsageError, type CliIO } from '../cli-io.ts';
+import { EXIT_OK, EXIT_USAGE, type CliIO } from '../cli-io.ts';
+import { InputError } from '../../core/io/input-error.ts';
 
 export const CHECK_USAGE = `usage: trace-inspector check [--reference <dir>] [--json <file|->] <bundle>...
 
@@ -30,10 +31,10 @@ function parseCheckArgs(argv: readonly string[]): z.infer<typeof CheckArgsSchema
   try {
     parsed = parseArgs({ args: [...argv], options: { reference: { type: 'string' }, json: { type: 'string' } }, strict: true, allowPositionals: true });
   } catch (error) {
-    throw new UsageError(`check: ${(error as Error).message}`);
+    throw new InputError(`check: ${(error as Error).message}`);
   }
   const result = CheckArgsSchema.safeParse({ ...parsed.values, bundles: parsed.positionals });
-  if (!result.success) throw new UsageError(`check: ${result.error.issues.map((issue) => issue.message).join('; ')}`);
+  if (!result.success) throw new InputError(`check: ${result.error.issues.map((issue) => issue.message).join('; ')}`);
   return result.data;
 }
 
@@ -63,7 +64,7 @@ export async function runCheckCommand(argv: readonly string[], io: CliIO): Promi
       try {
         writeFileSync(out, json, { flag: 'wx' });
       } catch (error) {
-        throw new UsageError(`check: --json ${out}: ${(error as NodeJS.ErrnoException).code === 'EEXIST' ? 'exists already (reports are never overwritten)' : (error as Error).message}`);
+        throw new InputError(`check: --json ${out}: ${(error as NodeJS.ErrnoException).code === 'EEXIST' ? 'exists already (reports are never overwritten)' : (error as Error).message}`);
       }
     }
   }

@@ -10,11 +10,12 @@ import { z } from 'zod';
 import { COMPARE_RECEIPT_FILE_NAME, writeCompareReceipt } from '../../core/compare/compare-receipt.ts';
 import { compareEvidenceChanged } from '../../core/compare/compare-recheck.ts';
 import { compareHeader } from '../../core/compare/compare-report.ts';
-import { CompareUsageError, runCompare, type CompareResult } from '../../core/compare/compare-run.ts';
+import { runCompare, type CompareResult } from '../../core/compare/compare-run.ts';
 import { formatHumanReport } from '../../core/report/human-report.ts';
 import { writeRunOutputs } from '../run-outputs.ts';
-import { EXIT_FAILURE, EXIT_USAGE, UsageError, type CliIO } from '../cli-io.ts';
+import { EXIT_FAILURE, EXIT_USAGE, type CliIO } from '../cli-io.ts';
 import { signingKey } from './gate-command.ts';
+import { InputError } from '../../core/io/input-error.ts';
 
 export const COMPARE_USAGE = `usage: trace-inspector compare <reference bundle> <candidate bundle> [--oracle <bundle>]
                                [--contracts <file> | --contract bit_exact] [--map <file>]
@@ -73,15 +74,15 @@ function parseCompareArgs(argv: readonly string[]): { args: z.infer<typeof Compa
       allowPositionals: true,
     }));
   } catch (error) {
-    throw new UsageError(`compare: ${(error as Error).message}`);
+    throw new InputError(`compare: ${(error as Error).message}`);
   }
   const parsed = CompareArgsSchema.safeParse(values);
-  if (!parsed.success) throw new UsageError(`compare: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`);
+  if (!parsed.success) throw new InputError(`compare: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`);
   const args = parsed.data;
-  if (args.contracts !== undefined && values['contract'] !== undefined) throw new UsageError('compare: give --contracts FILE or --contract bit_exact, not both');
+  if (args.contracts !== undefined && values['contract'] !== undefined) throw new InputError('compare: give --contracts FILE or --contract bit_exact, not both');
   const wanted = args.baseline !== undefined ? 1 : 2;
   if (positionals.length !== wanted) {
-    throw new UsageError(
+    throw new InputError(
       args.baseline !== undefined
         ? `compare: --baseline <bundle> takes one more bundle, the candidate; got ${positionals.length}`
         : `compare: expected two bundles, the reference and the candidate; got ${positionals.length}`,
@@ -105,11 +106,11 @@ export async function runCompareCommand(argv: readonly string[], io: CliIO): Pro
     ...(args.junit !== undefined ? [['--junit', resolve(io.cwd, args.junit)]] : []),
   ] as [string, string][];
   for (const [flag, path] of outputs) {
-    if (existsSync(path)) throw new UsageError(`compare: ${flag} ${path} already exists; compare never overwrites its outputs (choose another path or move it away)`);
+    if (existsSync(path)) throw new InputError(`compare: ${flag} ${path} already exists; compare never overwrites its outputs (choose another path or move it away)`);
   }
   for (const [index, [flag, path]] of outputs.entries()) {
     const clash = outputs.findIndex(([, other]) => other === path);
-    if (clash !== index) throw new UsageError(`compare: ${outputs[clash]?.[0]} and ${flag} name the same file ${path}`);
+    if (clash !== index) throw new InputError(`compare: ${outputs[clash]?.[0]} and ${flag} name the same file ${path}`);
   }
   const key = signingKey(args, io, 'compare');
 
@@ -127,7 +128,7 @@ export async function runCompareCommand(argv: readonly string[], io: CliIO): Pro
       ledgerFile: args.ledger === undefined ? null : resolve(io.cwd, args.ledger),
     });
   } catch (error) {
-    if (error instanceof CompareUsageError) throw new UsageError(`compare: ${error.message}`);
+    if (error instanceof InputError) throw error.within('compare');
     throw error;
   }
   for (const warning of result.warnings) io.stderr(`compare: warning: ${warning}\n`);

@@ -8,8 +8,9 @@ import { BundleError } from '../../core/bundle/errors.ts';
 import { audioDeclarations, declaredAudioList } from '../../core/audio/audio-declarations.ts';
 import { readPcmStream } from '../../core/audio/pcm-stream.ts';
 import { WavError, writeWavFile } from '../../core/audio/wav.ts';
-import { EXIT_OK, UsageError, type CliIO } from '../cli-io.ts';
+import { EXIT_OK, type CliIO } from '../cli-io.ts';
 import { parseCommandArgs } from '../command-args.ts';
+import { InputError } from '../../core/io/input-error.ts';
 
 export const EXPORT_WAV_USAGE = `usage: trace-inspector export-wav --bundle <dir> [--boundary <name>] [--reference <dir>] --out <file.wav>
 
@@ -45,7 +46,7 @@ export async function runExportWavCommand(argv: readonly string[], io: CliIO): P
     const bundle = await openBundle(bundleDir);
     const reference = referenceDir === null ? null : await openBundle(referenceDir).catch(async (error: unknown) => {
       await bundle.close();
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new UsageError(`export-wav: --reference ${referenceDir}: not a bundle folder (${(error as Error).message})`);
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new InputError(`export-wav: --reference ${referenceDir}: not a bundle folder (${(error as Error).message})`);
       throw error;
     });
     try {
@@ -53,7 +54,7 @@ export async function runExportWavCommand(argv: readonly string[], io: CliIO): P
       if (args.boundary === undefined) {
         const declared = [...audioDeclarations(declaring.manifest).keys()];
         if (declared.length !== 1) {
-          throw new UsageError(
+          throw new InputError(
             `export-wav: ${declaring.manifestPath} declares ${declared.length === 0 ? 'no audio boundary' : `${declared.length} audio boundaries (${declaredAudioList(declaring.manifest)})`}: ` +
               `${declared.length === 0 ? 'nothing to export (see docs/bundle-format.md, "audio")' : 'choose one with --boundary'}`,
           );
@@ -66,18 +67,18 @@ export async function runExportWavCommand(argv: readonly string[], io: CliIO): P
       await reference?.close();
     }
   } catch (error) {
-    if (error instanceof BundleError) throw new UsageError(`export-wav: ${error.message}`);
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new UsageError(`export-wav: ${bundleDir}: not a bundle folder (${(error as Error).message})`);
+    if (error instanceof BundleError) throw new InputError(`export-wav: ${error.message}`);
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new InputError(`export-wav: ${bundleDir}: not a bundle folder (${(error as Error).message})`);
     throw error;
   }
   if (stream.passes.length === 0) {
-    throw new UsageError(`export-wav: ${bundleDir}: no pass records boundary "${boundary}"`);
+    throw new InputError(`export-wav: ${bundleDir}: no pass records boundary "${boundary}"`);
   }
   try {
     await writeWavFile(out, stream.samples, stream.sampleRate);
   } catch (error) {
-    if (error instanceof WavError) throw new UsageError(`export-wav: ${error.message}`);
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new UsageError(`export-wav: ${out}: cannot create the file (${(error as Error).message})`);
+    if (error instanceof WavError) throw new InputError(`export-wav: ${error.message}`);
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new InputError(`export-wav: ${out}: cannot create the file (${(error as Error).message})`);
     throw error;
   }
   const seconds = stream.samples.length / stream.sampleRate;

@@ -8,7 +8,7 @@ import { readdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { GATE_RECEIPT_FILE_NAME, writeGateReceipt } from '../../core/gate/gate-receipt.ts';
-import { GateAbortedError, GateUsageError, runGate } from '../../core/gate/gate-run.ts';
+import { GateAbortedError, runGate } from '../../core/gate/gate-run.ts';
 import { runSelfTestCommand } from './self-test-command.ts';
 import { parseShard, type ShardSpec } from '../../core/gate/gate-shard.ts';
 import type { GateCase, GateOptions, GateResult } from '../../core/gate/gate-types.ts';
@@ -16,7 +16,6 @@ import { ReceiptError } from '../../core/receipt/errors.ts';
 import { defaultUserKey, loadPrivateKey, privateKeyModeWarning } from '../../core/receipt/keys.ts';
 import { formatHumanReport } from '../../core/report/human-report.ts';
 import { openBundle, type TraceBundle } from '../../core/bundle/bundle-reader.ts';
-import { CompareInputError } from '../../core/compare/compare-input-error.ts';
 import { contractSourceOf, describeSource } from '../../core/compare/reference-contracts.ts';
 import { BundleError } from '../../core/bundle/errors.ts';
 import { compareLocalVsAccumulated, formatLocalVsAccumulated } from '../../core/capture/local-vs-accumulated.ts';
@@ -26,12 +25,13 @@ import { writeRunOutputs } from '../run-outputs.ts';
 import { evidenceChangedDuringRun } from '../../core/gate/evidence-recheck.ts';
 import { stopOnSignals } from '../stop-signals.ts';
 import { embeddedDefaults } from '../../core/tool/tool-info.ts';
-import { EXIT_FAILURE, EXIT_USAGE, UsageError, type CliIO } from '../cli-io.ts';
+import { EXIT_FAILURE, EXIT_USAGE, type CliIO } from '../cli-io.ts';
 import { JOURNAL_FILE_NAME } from '../../core/bundle/capture-journal.ts';
 import { MANIFEST_FILE_NAME } from '../../core/bundle/manifest-schema.ts';
 import { engineOptionsArg, isolationArg, parseCommandArgs, timeoutArg } from '../command-args.ts';
 import { OutputFolderError } from '../../core/io/output-folder.ts';
 import { progressPrinter } from '../gate-progress.ts';
+import { InputError } from '../../core/io/input-error.ts';
 
 export const GATE_USAGE = `usage: trace-inspector --gate [--engine <lib>] [--bundle <reference bundle>]... [--oracle <dir>]
                             [--strict] [--receipt <file>] [--junit <file>] [--json <file>]
@@ -117,7 +117,7 @@ function siblingOracle(referenceDir: string): string | null {
 function referenceFolder(given: string): string {
   if (hasManifest(given)) return given;
   if (hasManifest(join(given, 'reference'))) return join(given, 'reference');
-  throw new UsageError(`--bundle ${given}: no manifest.json there (nor in ${join(given, 'reference')}); expected a reference bundle folder`);
+  throw new InputError(`--bundle ${given}: no manifest.json there (nor in ${join(given, 'reference')}); expected a reference bundle folder`);
 }
 
 async function committedCases(bundlesDir: string): Promise<GateCase[]> {
@@ -125,13 +125,13 @@ async function committedCases(bundlesDir: string): Promise<GateCase[]> {
   try {
     names = (await readdir(bundlesDir)).sort();
   } catch {
-    throw new UsageError(`no --bundle given and the committed cases folder ${bundlesDir} cannot be read`);
+    throw new InputError(`no --bundle given and the committed cases folder ${bundlesDir} cannot be read`);
   }
   const cases = names
     .map((name) => join(bundlesDir, name, 'reference'))
     .filter(hasManifest)
     .map((referenceDir) => ({ referenceDir, oracleDir: siblingOracle(referenceDir) }));
-  if (cases.length === 0) throw new UsageError(`no --bundle given and ${bundlesDir} holds no <case>/reference bundle`);
+  if (cases.length === 0) throw new InputError(`no --bundle given and ${bundlesDir} holds no <case>/reference bundle`);
   return cases;
 }
 
@@ -140,12 +140,12 @@ function timestamp(): string {
 }
 
 function refuseExisting(flag: string, path: string): void {
-  if (existsSync(path)) throw new UsageError(`${flag} ${path} already exists; the gate never overwrites its outputs (choose another path or move it away)`);
+  if (existsSync(path)) throw new InputError(`${flag} ${path} already exists; the gate never overwrites its outputs (choose another path or move it away)`);
 }
 
 async function assertEmptyWork(dir: string): Promise<void> {
   if (!existsSync(dir)) return;
-  if (!statSync(dir).isDirectory()) throw new UsageError(`--work ${dir} is a file; expected a folder`);
+  if (!statSync(dir).isDirectory()) throw new InputError(`--work ${dir} is a file; expected a folder`);
   const entries = await readdir(dir);
   if (entries.length > 0) {
     // A previous gate that was killed mid-capture left a capture to recover: say which and how.
@@ -153,7 +153,7 @@ async function assertEmptyWork(dir: string): Promise<void> {
       .map((entry) => join(dir, entry, 'native'))
       .filter((native) => existsSync(join(native, JOURNAL_FILE_NAME)) && !existsSync(join(native, MANIFEST_FILE_NAME)));
     const hint = interrupted.length === 0 ? '' : ` (it holds an interrupted capture: \`trace-inspector recover ${interrupted[0]}\` seals it)`;
-    throw new UsageError(`--work ${dir} exists and is not empty; the gate never writes over a previous run${hint}`);
+    throw new InputError(`--work ${dir} exists and is not empty; the gate never writes over a previous run${hint}`);
   }
 }
 
@@ -182,7 +182,7 @@ export function signingKey(args: { key?: string | undefined }, io: CliIO, label 
     );
     return { privateKey: key.privateKey, description: `default key ${key.privateKeyPath}` };
   } catch (error) {
-    if (error instanceof ReceiptError) throw new UsageError(`${label === 'gate' ? '--gate' : label}: ${error.message}`);
+    if (error instanceof ReceiptError) throw new InputError(`${label === 'gate' ? '--gate' : label}: ${error.message}`);
     throw error;
   }
 }
@@ -196,18 +196,18 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
   const library = resolve(io.cwd, args.engine ?? defaults.engineLibrary);
   let cases: GateCase[];
   if (args.bundle.length === 0) {
-    if (args.oracle !== undefined) throw new UsageError('--oracle names the oracle of one --bundle; without --bundle every committed case uses its own oracle-f64 folder');
+    if (args.oracle !== undefined) throw new InputError('--oracle names the oracle of one --bundle; without --bundle every committed case uses its own oracle-f64 folder');
     cases = await committedCases(defaults.bundlesDir);
   } else {
     if (args.oracle !== undefined && args.bundle.length > 1) {
-      throw new UsageError(`--oracle names the oracle of one --bundle, but ${args.bundle.length} were given; each --bundle uses its sibling oracle-f64 folder`);
+      throw new InputError(`--oracle names the oracle of one --bundle, but ${args.bundle.length} were given; each --bundle uses its sibling oracle-f64 folder`);
     }
     cases = args.bundle.map((given) => {
       const referenceDir = referenceFolder(resolve(io.cwd, given));
       const oracleDir = args.oracle !== undefined ? resolve(io.cwd, args.oracle) : siblingOracle(referenceDir);
       return { referenceDir, oracleDir };
     });
-    if (args.oracle !== undefined && !hasManifest(resolve(io.cwd, args.oracle))) throw new UsageError(`--oracle ${args.oracle}: no manifest.json there; expected an oracle-f64 bundle folder`);
+    if (args.oracle !== undefined && !hasManifest(resolve(io.cwd, args.oracle))) throw new InputError(`--oracle ${args.oracle}: no manifest.json there; expected an oracle-f64 bundle folder`);
   }
 
   let shard: ShardSpec | undefined;
@@ -215,9 +215,9 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
     try {
       shard = parseShard(args.shard);
     } catch (error) {
-      throw new UsageError((error as Error).message);
+      throw new InputError((error as Error).message);
     }
-    if (args.json === undefined) throw new UsageError(`--shard ${args.shard} needs --json <file>: the shard's result, which \`trace-inspector merge\` combines with the others`);
+    if (args.json === undefined) throw new InputError(`--shard ${args.shard} needs --json <file>: the shard's result, which \`trace-inspector merge\` combines with the others`);
   }
 
   const workDir = resolve(io.cwd, args.work ?? join('runs', `gate-${timestamp()}`));
@@ -230,15 +230,15 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
   for (const [flag, path] of outputs) refuseExisting(flag, path);
   for (const [index, [flag, path]] of outputs.entries()) {
     const clash = outputs.findIndex(([, other]) => other === path);
-    if (clash !== index) throw new UsageError(`${outputs[clash]?.[0]} and ${flag} name the same file ${path}`);
+    if (clash !== index) throw new InputError(`${outputs[clash]?.[0]} and ${flag} name the same file ${path}`);
   }
   await assertEmptyWork(workDir);
-  if (args.contracts !== undefined && args.contract !== undefined) throw new UsageError('--gate: give --contracts FILE or --contract bit_exact, not both');
+  if (args.contracts !== undefined && args.contract !== undefined) throw new InputError('--gate: give --contracts FILE or --contract bit_exact, not both');
   let supplied;
   try {
     supplied = await contractSourceOf({ contractsFile: args.contracts === undefined ? null : resolve(io.cwd, args.contracts), contract: args.contract ?? null });
   } catch (error) {
-    if (error instanceof CompareInputError) throw new UsageError(`--gate: ${error.message}`);
+    if (error instanceof InputError) throw error.within('--gate');
     throw error;
   }
   const key = signingKey(args, io);
@@ -273,7 +273,8 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
       io.stderr(`gate: stopped: ${error.message}; nothing was judged or signed (the work folder ${workDir} keeps what was captured)\n`);
       return stop.exitCode();
     }
-    if (error instanceof GateUsageError || error instanceof OutputFolderError) throw new UsageError(`--gate: ${error.message}`);
+    if (error instanceof InputError) throw error.within('--gate');
+    if (error instanceof OutputFolderError) throw new InputError(`--gate: ${error.message}`);
     throw error;
   } finally {
     progress.finish();

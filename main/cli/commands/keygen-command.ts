@@ -1,11 +1,12 @@
 // `trace-inspector keygen [--out <dir>]`: creates an Ed25519 key pair for signing receipts.
-// Never overwrites a key (exit 2, thrown as UsageError and printed by run-cli).
+// Never overwrites a key (exit 2, thrown as InputError and printed by run-cli).
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { ReceiptError } from '../../core/receipt/errors.ts';
 import { defaultUserKeyPaths, generateKeyPair } from '../../core/receipt/keys.ts';
-import { EXIT_OK, UsageError, type CliIO } from '../cli-io.ts';
+import { EXIT_OK, type CliIO } from '../cli-io.ts';
+import { InputError } from '../../core/io/input-error.ts';
 
 export const KEYGEN_USAGE = `usage: trace-inspector keygen [--out <dir>]
 
@@ -24,10 +25,10 @@ function parseKeygenArgs(argv: readonly string[]): z.infer<typeof KeygenArgsSche
   try {
     ({ values } = parseArgs({ args: [...argv], options: { out: { type: 'string' } }, strict: true, allowPositionals: false }));
   } catch (error) {
-    throw new UsageError(`keygen: ${(error as Error).message}`);
+    throw new InputError(`keygen: ${(error as Error).message}`);
   }
   const parsed = KeygenArgsSchema.safeParse(values);
-  if (!parsed.success) throw new UsageError(`keygen: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`);
+  if (!parsed.success) throw new InputError(`keygen: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`);
   return parsed.data;
 }
 
@@ -38,7 +39,7 @@ export async function runKeygenCommand(argv: readonly string[], io: CliIO): Prom
   try {
     pair = generateKeyPair(outDir);
   } catch (error) {
-    if (error instanceof ReceiptError) throw new UsageError(`keygen: ${error.message}`);
+    if (error instanceof ReceiptError) throw new InputError(`keygen: ${error.message}`);
     throw error;
   }
   io.stdout(

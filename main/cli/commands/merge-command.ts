@@ -7,13 +7,14 @@ import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { writeGateReceipt } from '../../core/gate/gate-receipt.ts';
-import { loadShardResult, mergeShardResults, MergeInputError, shardSetProblems, type LoadedShard } from '../../core/gate/gate-merge.ts';
+import { loadShardResult, mergeShardResults, shardSetProblems, type LoadedShard } from '../../core/gate/gate-merge.ts';
 import { ReceiptError } from '../../core/receipt/errors.ts';
 import { defaultUserKey, loadPrivateKey } from '../../core/receipt/keys.ts';
 import { formatHumanReport } from '../../core/report/human-report.ts';
 import { serializeGateResult } from '../../core/report/json-report.ts';
 import { writeNewFileAtomically } from '../../core/report/new-file.ts';
-import { EXIT_FAILURE, UsageError, type CliIO } from '../cli-io.ts';
+import { EXIT_FAILURE, type CliIO } from '../cli-io.ts';
+import { InputError } from '../../core/io/input-error.ts';
 
 export const MERGE_USAGE = `usage: trace-inspector merge <shard result>... [--receipt <file>] [--json <file>] [--key <pem>]
 
@@ -37,21 +38,21 @@ export async function runMergeCommand(argv: readonly string[], io: CliIO): Promi
   try {
     raw = parseArgs({ args: [...argv], options: { receipt: { type: 'string' }, json: { type: 'string' }, key: { type: 'string' } }, strict: true, allowPositionals: true });
   } catch (error) {
-    throw new UsageError(`merge: ${(error as Error).message}`);
+    throw new InputError(`merge: ${(error as Error).message}`);
   }
   const parsed = MergeArgsSchema.safeParse({ ...raw.values, positionals: raw.positionals });
-  if (!parsed.success) throw new UsageError(`merge: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`);
+  if (!parsed.success) throw new InputError(`merge: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`);
   const args = parsed.data;
   const receipt = resolve(io.cwd, args.receipt ?? 'merged.receipt.dsse.json');
   const json = args.json === undefined ? null : resolve(io.cwd, args.json);
   for (const [flag, path] of [['--receipt', receipt], ['--json', json]] as const) {
-    if (path !== null && existsSync(path)) throw new UsageError(`${flag} ${path} already exists; merge never overwrites its outputs`);
+    if (path !== null && existsSync(path)) throw new InputError(`${flag} ${path} already exists; merge never overwrites its outputs`);
   }
   let privateKey;
   try {
     privateKey = args.key !== undefined ? loadPrivateKey(resolve(io.cwd, args.key)) : defaultUserKey(io.env).privateKey;
   } catch (error) {
-    if (error instanceof ReceiptError) throw new UsageError(`merge: ${error.message}`);
+    if (error instanceof ReceiptError) throw new InputError(`merge: ${error.message}`);
     throw error;
   }
   const shards: LoadedShard[] = [];
@@ -59,7 +60,7 @@ export async function runMergeCommand(argv: readonly string[], io: CliIO): Promi
     try {
       shards.push(await loadShardResult(resolve(io.cwd, file)));
     } catch (error) {
-      if (error instanceof MergeInputError) throw new UsageError(`merge: ${error.message}`);
+      if (error instanceof InputError) throw error.within('merge');
       throw error;
     }
   }

@@ -12,7 +12,8 @@ import { openBundle } from '../../core/bundle/bundle-reader.ts';
 import { BundleError } from '../../core/bundle/errors.ts';
 import { MANIFEST_FILE_NAME } from '../../core/bundle/manifest-schema.ts';
 import { recoverNativeBundle } from '../../core/bundle/native-bundle-recovery.ts';
-import { EXIT_OK, UsageError, type CliIO } from '../cli-io.ts';
+import { EXIT_OK, type CliIO } from '../cli-io.ts';
+import { InputError } from '../../core/io/input-error.ts';
 
 export const RECOVER_USAGE = `usage: trace-inspector recover <dir>
 
@@ -30,10 +31,10 @@ function parseRecoverArgs(argv: readonly string[]): string {
   try {
     ({ positionals } = parseArgs({ args: [...argv], options: {}, strict: true, allowPositionals: true }));
   } catch (error) {
-    throw new UsageError(`recover: ${(error as Error).message}`);
+    throw new InputError(`recover: ${(error as Error).message}`);
   }
   const parsed = RecoverArgsSchema.safeParse(positionals);
-  if (!parsed.success) throw new UsageError(`recover: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`);
+  if (!parsed.success) throw new InputError(`recover: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`);
   return parsed.data[0] as string;
 }
 
@@ -43,19 +44,19 @@ export async function runRecoverCommand(argv: readonly string[], io: CliIO): Pro
   try {
     info = lstatSync(dir);
   } catch {
-    throw new UsageError(`recover: ${dir}: no such folder`);
+    throw new InputError(`recover: ${dir}: no such folder`);
   }
-  if (!info.isDirectory()) throw new UsageError(`recover: ${dir}: not a folder`);
+  if (!info.isDirectory()) throw new InputError(`recover: ${dir}: not a folder`);
   const journal = join(dir, JOURNAL_FILE_NAME);
   const manifest = join(dir, MANIFEST_FILE_NAME);
   if (!existsSync(journal)) {
-    if (!existsSync(manifest)) throw new UsageError(`recover: ${dir}: holds no capture (neither ${JOURNAL_FILE_NAME} nor ${MANIFEST_FILE_NAME})`);
+    if (!existsSync(manifest)) throw new InputError(`recover: ${dir}: holds no capture (neither ${JOURNAL_FILE_NAME} nor ${MANIFEST_FILE_NAME})`);
     io.stdout(`${dir}: already a finished bundle (${MANIFEST_FILE_NAME}); nothing to recover\n`);
     return EXIT_OK;
   }
   const lock = readCaptureLock(dir);
   if (lock !== null && lockHolderAlive(lock)) {
-    throw new UsageError(`recover: ${dir}: a capture is still writing here (pid ${lock.pid}, started ${lock.started_at}); stop it first (Ctrl+C finishes it as aborted)`);
+    throw new InputError(`recover: ${dir}: a capture is still writing here (pid ${lock.pid}, started ${lock.started_at}); stop it first (Ctrl+C finishes it as aborted)`);
   }
   let manifestPath: string;
   try {
@@ -64,9 +65,9 @@ export async function runRecoverCommand(argv: readonly string[], io: CliIO): Pro
       message: 'the capture was interrupted before it finished (its process ended without writing the manifest); recovered by trace-inspector recover',
     });
   } catch (error) {
-    if (error instanceof BundleError) throw new UsageError(`recover: ${error.message}`);
+    if (error instanceof BundleError) throw new InputError(`recover: ${error.message}`);
     const code = (error as NodeJS.ErrnoException).code;
-    if (typeof code === 'string') throw new UsageError(`recover: ${dir}: ${code}: ${(error as Error).message}`);
+    if (typeof code === 'string') throw new InputError(`recover: ${dir}: ${code}: ${(error as Error).message}`);
     throw error;
   }
   if (existsSync(join(dir, CAPTURE_LOCK_FILE_NAME))) {
@@ -81,7 +82,7 @@ export async function runRecoverCommand(argv: readonly string[], io: CliIO): Pro
     await bundle.close();
     io.stdout(`recovered ${dir}: ${passes} pass${passes === 1 ? '' : 'es'}, ${records} records; run ${run?.status ?? 'unknown'}: ${run?.message ?? ''}\n${manifestPath}\n`);
   } catch (error) {
-    if (error instanceof BundleError) throw new UsageError(`recover: the recovered bundle does not open: ${error.message}`);
+    if (error instanceof BundleError) throw new InputError(`recover: the recovered bundle does not open: ${error.message}`);
     throw error;
   }
   return EXIT_OK;

@@ -5,11 +5,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { EngineLoadError } from '../../engine-host/engine-errors.ts';
-import { formatSelfTestReport, runSelfTest, seconds, SelfTestUsageError, type SelfTestResult } from '../../core/gate/self-test.ts';
+import { formatSelfTestReport, runSelfTest, seconds, type SelfTestResult } from '../../core/gate/self-test.ts';
 import { loadPerturbationTable, PerturbationTableError, type PerturbationTable } from '../../core/gate/perturbation-table.ts';
 import { embeddedDefaults } from '../../core/tool/tool-info.ts';
-import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIO } from '../cli-io.ts';
+import { EXIT_FAILURE, EXIT_OK, type CliIO } from '../cli-io.ts';
 import { isolationArg, parseCommandArgs, timeoutArg } from '../command-args.ts';
+import { InputError } from '../../core/io/input-error.ts';
 
 export const SELF_TEST_USAGE = `usage: trace-inspector --gate --self-test [--engine <lib>] [--perturbations <table.json>]
                                         [--weights <file>] [--work <dir>] [--isolation process|thread]
@@ -51,7 +52,7 @@ function parseSelfTestArgs(argv: readonly string[]): z.infer<typeof SelfTestArgs
 /**
  * `trace-inspector --gate --self-test`: prints one line per check as it completes (stderr), the
  * table and `SELF-TEST: PASSED | FAILED` (stdout, last). Returns 0 when the self-test passes, 1
- * when it fails; throws UsageError (exit 2) for bad flags or an unusable engine / work folder.
+ * when it fails; throws InputError (exit 2) for bad flags or an unusable engine / work folder.
  */
 export async function runSelfTestCommand(argv: readonly string[], io: CliIO): Promise<number> {
   const args = parseSelfTestArgs(argv);
@@ -61,7 +62,7 @@ export async function runSelfTestCommand(argv: readonly string[], io: CliIO): Pr
     try {
       table = await loadPerturbationTable(resolve(io.cwd, args.perturbations));
     } catch (error) {
-      if (error instanceof PerturbationTableError) throw new UsageError(`--perturbations: ${error.message}`);
+      if (error instanceof PerturbationTableError) throw new InputError(`--perturbations: ${error.message}`);
       throw error;
     }
   }
@@ -85,7 +86,8 @@ export async function runSelfTestCommand(argv: readonly string[], io: CliIO): Pr
     });
   } catch (error) {
     if (!keep) await rm(workDir, { recursive: true, force: true });
-    if (error instanceof SelfTestUsageError || error instanceof EngineLoadError) throw new UsageError(`--self-test: ${error.message}`);
+    if (error instanceof InputError) throw error.within('--self-test');
+    if (error instanceof EngineLoadError) throw new InputError(`--self-test: ${error.message}`);
     throw error;
   }
   io.stdout(`${formatSelfTestReport(result)}\n`);

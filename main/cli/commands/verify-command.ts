@@ -1,6 +1,6 @@
 // `trace-inspector verify <receipt>`: checks a gate receipt's signature and, given the files,
 // re-hashes its subjects. Exit 0 verified, 1 verification failed (reasons printed), 2 bad usage
-// or unreadable input (thrown as UsageError, printed by run-cli).
+// or unreadable input (thrown as InputError, printed by run-cli).
 import { stat } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { resolve } from 'node:path';
@@ -9,7 +9,8 @@ import { z } from 'zod';
 import { describeFileType } from '../../core/io/guarded-read.ts';
 import { ReceiptError } from '../../core/receipt/errors.ts';
 import { verifyReceipt, type ReceiptVerification } from '../../core/receipt/receipt.ts';
-import { EXIT_FAILURE, EXIT_OK, UsageError, type CliIO } from '../cli-io.ts';
+import { EXIT_FAILURE, EXIT_OK, type CliIO } from '../cli-io.ts';
+import { InputError } from '../../core/io/input-error.ts';
 
 export const VERIFY_USAGE = `usage: trace-inspector verify <receipt> [--pubkey <pem>] [--subjects <file or folder>]...
 
@@ -41,14 +42,14 @@ function parseVerifyArgs(argv: readonly string[]): VerifyArgs {
       allowPositionals: true,
     }));
   } catch (error) {
-    throw new UsageError(`verify: ${(error as Error).message}`);
+    throw new InputError(`verify: ${(error as Error).message}`);
   }
   if (positionals.length !== 1) {
     const got = positionals.length === 0 ? 'none' : `${positionals.length} (${positionals.join(' ')})`;
-    throw new UsageError(`verify: expected exactly one receipt file, got ${got}; give each subject with its own --subjects`);
+    throw new InputError(`verify: expected exactly one receipt file, got ${got}; give each subject with its own --subjects`);
   }
   const parsed = VerifyArgsSchema.safeParse({ ...values, receipt: positionals[0] });
-  if (!parsed.success) throw new UsageError(`verify: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`);
+  if (!parsed.success) throw new InputError(`verify: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`);
   return parsed.data;
 }
 
@@ -104,9 +105,9 @@ export async function runVerifyCommand(argv: readonly string[], io: CliIO): Prom
     try {
       info = await stat(resolve(io.cwd, given));
     } catch (error) {
-      throw new UsageError(`verify: --subjects ${given}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or folder' : `cannot be read (${(error as Error).message})`}`);
+      throw new InputError(`verify: --subjects ${given}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or folder' : `cannot be read (${(error as Error).message})`}`);
     }
-    if (!info.isFile() && !info.isDirectory()) throw new UsageError(`verify: --subjects ${given} is ${describeFileType(info)}, not a file or folder`);
+    if (!info.isFile() && !info.isDirectory()) throw new InputError(`verify: --subjects ${given} is ${describeFileType(info)}, not a file or folder`);
   }
   let result: ReceiptVerification;
   try {
@@ -116,7 +117,7 @@ export async function runVerifyCommand(argv: readonly string[], io: CliIO): Prom
       env: io.env,
     });
   } catch (error) {
-    if (error instanceof ReceiptError) throw new UsageError(`verify: ${error.message}`);
+    if (error instanceof ReceiptError) throw new InputError(`verify: ${error.message}`);
     throw error;
   }
   io.stdout(formatVerification(receipt, result));

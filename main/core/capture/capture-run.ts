@@ -14,7 +14,6 @@ import { join, resolve } from 'node:path';
 import { EngineCallError, EngineHostDeadError, EngineHostError } from '../../engine-host/engine-errors.ts';
 import { EngineHost, type Isolation, type PassResult } from '../../engine-host/engine-host.ts';
 import { openBundle, resolveWeights, type TraceBundle } from '../bundle/bundle-reader.ts';
-import { CompareInputError } from '../compare/compare-input-error.ts';
 import type { ContractSource } from '../compare/contracts-file.ts';
 import { admitReference } from '../compare/reference-contracts.ts';
 import { acquireCaptureLock, CAPTURE_LOCK_FILE_NAME, CaptureLockedError, lockHolderAlive, readCaptureLock, type CaptureLock } from '../bundle/capture-lock.ts';
@@ -35,6 +34,7 @@ import {
   type TeacherForcingSummary,
 } from './teacher-forcing.ts';
 import { createOutputFolder, OutputFolderError } from '../io/output-folder.ts';
+import { InputError } from '../io/input-error.ts';
 
 export interface CaptureOptions {
   /** Engine shared library. */
@@ -121,7 +121,7 @@ export interface CaptureResult {
 
 /**
  * Refuses to write evidence over anything: the target must be absent or an empty folder (its
- * capture lock aside, see takeTarget). Every way it can fail is a CaptureUsageError naming it.
+ * capture lock aside, see takeTarget). Every way it can fail is a InputError naming it.
  */
 async function assertFreshTarget(outDir: string, lockIsOurs = false): Promise<void> {
   let entries: string[];
@@ -134,39 +134,39 @@ async function assertFreshTarget(outDir: string, lockIsOurs = false): Promise<vo
   }
   entries = entries.filter((entry) => entry !== CAPTURE_LOCK_FILE_NAME);
   const lock = lockIsOurs ? null : readCaptureLock(outDir);
-  if (lock !== null && lockHolderAlive(lock)) throw new CaptureUsageError(`--out ${new CaptureLockedError(outDir, lock).message}`);
+  if (lock !== null && lockHolderAlive(lock)) throw new InputError(`--out ${new CaptureLockedError(outDir, lock).message}`);
   if (entries.includes(JOURNAL_FILE_NAME) && !entries.includes(MANIFEST_FILE_NAME)) {
-    throw new CaptureUsageError(
+    throw new InputError(
       `--out ${outDir}: the folder holds an interrupted capture (${JOURNAL_FILE_NAME} without ${MANIFEST_FILE_NAME}); ` +
         `run \`trace-inspector recover ${outDir}\` to seal what it holds, or choose another --out`,
     );
   }
   if (entries.length > 0) {
-    throw new CaptureUsageError(`--out ${outDir}: the folder exists and is not empty; captures never write over existing data`);
+    throw new InputError(`--out ${outDir}: the folder exists and is not empty; captures never write over existing data`);
   }
 }
 
 /** A file-system failure on the target, as a usage error that says what is in the way. */
-function targetError(outDir: string, error: unknown): CaptureUsageError {
+function targetError(outDir: string, error: unknown): InputError {
   const code = (error as NodeJS.ErrnoException).code;
   switch (code) {
     case 'ENOTDIR':
-      return new CaptureUsageError(`--out ${outDir}: ${isFile(outDir) ? 'is a file, not a folder' : 'lies below a file (a path component is not a folder)'}`);
+      return new InputError(`--out ${outDir}: ${isFile(outDir) ? 'is a file, not a folder' : 'lies below a file (a path component is not a folder)'}`);
     case 'EEXIST':
-      return new CaptureUsageError(`--out ${outDir}: exists and is not a folder`);
+      return new InputError(`--out ${outDir}: exists and is not a folder`);
     case 'EACCES':
     case 'EPERM':
     case 'EROFS':
-      return new CaptureUsageError(`--out ${outDir}: cannot be written (${code})`);
+      return new InputError(`--out ${outDir}: cannot be written (${code})`);
     case 'ENOSPC':
     case 'EDQUOT':
-      return new CaptureUsageError(`--out ${outDir}: the disk is full (${code}); nothing was captured`);
+      return new InputError(`--out ${outDir}: the disk is full (${code}); nothing was captured`);
     case 'ENAMETOOLONG':
     case 'ELOOP':
     case 'EINVAL':
-      return new CaptureUsageError(`--out ${outDir}: not a usable folder path (${code})`);
+      return new InputError(`--out ${outDir}: not a usable folder path (${code})`);
     default:
-      return new CaptureUsageError(`--out ${outDir}: ${error instanceof Error ? error.message : String(error)}`);
+      return new InputError(`--out ${outDir}: ${error instanceof Error ? error.message : String(error)}`);
   }
 }
 
@@ -189,8 +189,8 @@ async function takeTarget(outDir: string): Promise<CaptureLock> {
   try {
     lock = acquireCaptureLock(outDir);
   } catch (error) {
-    if (error instanceof CaptureLockedError) throw new CaptureUsageError(`--out ${error.message}`);
-    if (error instanceof OutputFolderError) throw new CaptureUsageError(error.message);
+    if (error instanceof CaptureLockedError) throw new InputError(`--out ${error.message}`);
+    if (error instanceof OutputFolderError) throw new InputError(error.message);
     throw targetError(outDir, error);
   }
   try {
@@ -225,11 +225,6 @@ export class CaptureWriteError extends Error {
 /** The capture was stopped (Ctrl+C, SIGTERM) before it wrote anything: no bundle. */
 export class CaptureAbortedError extends Error {
   override name = 'CaptureAbortedError';
-}
-
-/** A capture that cannot start because of how it was asked for (exit code 2). */
-export class CaptureUsageError extends Error {
-  override name = 'CaptureUsageError';
 }
 
 /** The header of a native bundle captured from `host` over `reference`'s case (shared with the app's live runs). */
@@ -296,14 +291,14 @@ async function refusedAsUsage(what: string, call: () => Promise<void>): Promise<
   try {
     await call();
   } catch (error) {
-    if (error instanceof EngineCallError) throw new CaptureUsageError(`the engine refused ${what}: ${error.message}`);
+    if (error instanceof EngineCallError) throw new InputError(`the engine refused ${what}: ${error.message}`, null, error);
     throw error;
   }
 }
 
 /**
  * Opens the session and sets the options and the reference's inputs; returns the inputs for the
- * header. An engine refusing any of it is a CaptureUsageError naming what it refused.
+ * header. An engine refusing any of it is a InputError naming what it refused.
  */
 export async function prepareSession(
   host: EngineHost,
@@ -455,7 +450,7 @@ export function capturePlans(
   options: { teacherForce: boolean; forceRoundingDecisions: boolean; referenceSha256: string },
 ): CapturePlans {
   const unforced = options.teacherForce ? nothingToForce(reference, description) : null;
-  if (unforced !== null) throw new CaptureUsageError(unforced);
+  if (unforced !== null) throw new InputError(unforced);
   const forcing = options.teacherForce ? teacherForcingPlan(reference, description) : null;
   const rounding = options.forceRoundingDecisions ? roundingDecisionPlan(reference, description) : null;
   const runtime: Record<string, RuntimeValue> = {
@@ -509,12 +504,11 @@ export async function captureRun(options: CaptureOptions): Promise<CaptureResult
     reference = await admitReference(opened, options.referenceContracts ?? null);
   } catch (error) {
     await opened.close();
-    if (error instanceof CompareInputError) throw new CaptureUsageError(error.message);
     throw error;
   }
   const outDir = resolve(options.outDir);
   const isolatedDir = options.isolate ? resolve(options.isolatedOutDir ?? isolatedBundleDir(outDir)) : null;
-  if (isolatedDir === outDir) throw new CaptureUsageError(`the isolated bundle cannot go to --out ${outDir} itself`);
+  if (isolatedDir === outDir) throw new InputError(`the isolated bundle cannot go to --out ${outDir} itself`);
   await assertFreshTarget(outDir);
   if (isolatedDir !== null) await assertFreshTarget(isolatedDir);
   const weightsPath = options.weightsPath === null ? null : options.weightsPath ? resolve(options.weightsPath) : await resolveWeights(reference);

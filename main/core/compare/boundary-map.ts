@@ -13,8 +13,9 @@ import { z } from 'zod';
 import { sha256File } from '../bundle/digest.ts';
 import { DTypeSchema, type DType } from '../bundle/dtype.ts';
 import { formatFieldPath } from '../bundle/errors.ts';
-import { CompareInputError, readJsonInput } from './compare-input-error.ts';
+import { readJsonInput } from '../io/json-input-file.ts';
 import { checkTemplate, compileNamePattern, fillTemplate, matchName, type NamePattern } from './name-patterns.ts';
+import { InputError } from '../io/input-error.ts';
 
 const MapFileSchema = z
   .strictObject({
@@ -75,13 +76,13 @@ export async function loadBoundaryMap(path: string): Promise<BoundaryMap> {
   const map: MapRule[] = [];
   for (const [index, entry] of parsed.map.entries()) {
     const pattern = compileNamePattern(entry.candidate);
-    if (typeof pattern === 'string') throw new CompareInputError(path, formatFieldPath(['map', index, 'candidate']), pattern);
+    if (typeof pattern === 'string') throw InputError.at(path, formatFieldPath(['map', index, 'candidate']), pattern);
     const problem = checkTemplate(entry.reference, pattern);
-    if (problem !== null) throw new CompareInputError(path, formatFieldPath(['map', index, 'reference']), problem);
+    if (problem !== null) throw InputError.at(path, formatFieldPath(['map', index, 'reference']), problem);
     if (entry.permute !== undefined) {
       const sorted = [...entry.permute].sort((a, b) => a - b);
       if (sorted.some((axis, at) => axis !== at)) {
-        throw new CompareInputError(path, formatFieldPath(['map', index, 'permute']), `[${entry.permute.join(', ')}] is not a permutation of the axes 0..${entry.permute.length - 1}`);
+        throw InputError.at(path, formatFieldPath(['map', index, 'permute']), `[${entry.permute.join(', ')}] is not a permutation of the axes 0..${entry.permute.length - 1}`);
       }
     }
     map.push({ index, pattern, reference: entry.reference, permute: entry.permute ?? null, widenTo: entry.widen_to ?? null });
@@ -89,7 +90,7 @@ export async function loadBoundaryMap(path: string): Promise<BoundaryMap> {
   const unmapped: UnmappedRule[] = [];
   for (const [index, entry] of parsed.unmapped.entries()) {
     const pattern = compileNamePattern(entry.candidate);
-    if (typeof pattern === 'string') throw new CompareInputError(path, formatFieldPath(['unmapped', index, 'candidate']), pattern);
+    if (typeof pattern === 'string') throw InputError.at(path, formatFieldPath(['unmapped', index, 'candidate']), pattern);
     unmapped.push({ index, pattern, reason: entry.reason });
   }
   return { path, sha256: (await sha256File(path)).sha256, map, unmapped };

@@ -12,7 +12,7 @@
 //
 // Everything is validated before anything is judged, exactly as the gate does it: every bundle's
 // manifest, confined paths, every file's and every tensor's digest, the reference's and oracle's
-// own padding, the contracts and map files. A problem there is a CompareUsageError (exit 2).
+// own padding, the contracts and map files. A problem there is a InputError (exit 2).
 import { summarize } from '../gate/bundle-summary.ts';
 import { basename, dirname, resolve } from 'node:path';
 import type { EngineBoundary, EngineDescription } from '../../engine-host/engine-description.ts';
@@ -25,15 +25,10 @@ import { LedgerError, loadLedger } from '../gate/ledger.ts';
 import { computeSeals } from '../gate/seals.ts';
 import { toolInfo } from '../tool/tool-info.ts';
 import { loadBoundaryMap } from './boundary-map.ts';
-import { CompareInputError } from './compare-input-error.ts';
 import { withContracts } from './contracted-bundle.ts';
 import { loadContractsFile, type ContractSource } from './contracts-file.ts';
 import { applyBoundaryMap, type MapReport } from './mapped-bundle.ts';
-
-/** compare cannot run as asked: bad flags, invalid bundles, contracts or map file (exit 2). */
-export class CompareUsageError extends Error {
-  override name = 'CompareUsageError';
-}
+import { InputError } from '../io/input-error.ts';
 
 export interface CompareRunOptions {
   referenceDir: string;
@@ -81,9 +76,9 @@ async function openEvidence(dir: string, role: string, checkPadding: boolean): P
   try {
     return await openBundle(dir, { checkPadding });
   } catch (error) {
-    if (error instanceof BundleError) throw new CompareUsageError(`${role} bundle ${dir} is not valid: ${error.message}`);
+    if (error instanceof BundleError) throw new InputError(`${role} bundle ${dir} is not valid: ${error.message}`);
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') throw new CompareUsageError(`${role} bundle ${dir}: no such bundle folder`);
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw new InputError(`${role} bundle ${dir}: no such bundle folder`);
     throw error;
   }
 }
@@ -92,19 +87,19 @@ async function openEvidence(dir: string, role: string, checkPadding: boolean): P
 function requireCompletedRun(bundle: TraceBundle, role: string): void {
   const run = bundle.manifest.run;
   if (run !== undefined && run !== null && run.status !== 'completed') {
-    throw new CompareUsageError(`${role} bundle ${bundle.dir}: ${bundle.manifestPath}: run.status: is "${run.status}"; a ${role} must be a completed run (${run.message || 'no message'})`);
+    throw new InputError(`${role} bundle ${bundle.dir}: ${bundle.manifestPath}: run.status: is "${run.status}"; a ${role} must be a completed run (${run.message || 'no message'})`);
   }
 }
 
 /** Both sides must have run the same case on the same inputs, else nothing they hold is comparable. */
 function requireSameCase(reference: TraceBundle, other: TraceBundle, role: string): void {
   if (other.manifest.case.id !== reference.manifest.case.id) {
-    throw new CompareUsageError(`${role} bundle ${other.dir}: ${other.manifestPath}: case.id: is "${other.manifest.case.id}", the reference ${reference.manifestPath} is case "${reference.manifest.case.id}"`);
+    throw new InputError(`${role} bundle ${other.dir}: ${other.manifestPath}: case.id: is "${other.manifest.case.id}", the reference ${reference.manifestPath} is case "${reference.manifest.case.id}"`);
   }
   for (const [index, input] of other.manifest.inputs.entries()) {
     const mine = reference.input(input.name);
     if (mine !== undefined && mine.sha256 !== input.sha256) {
-      throw new CompareUsageError(
+      throw new InputError(
         `${role} bundle ${other.dir}: ${other.manifestPath}: inputs[${index}].sha256: input ${input.name} differs from the reference's (${reference.manifestPath}): the two runs did not read the same inputs`,
       );
     }
@@ -197,7 +192,7 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareRes
   const referenceDir = resolve(options.referenceDir);
   const candidateDir = resolve(options.candidateDir);
   const oracleDir = options.oracleDir === null ? null : resolve(options.oracleDir);
-  if (candidateDir === referenceDir) throw new CompareUsageError(`the reference and the candidate are the same bundle ${referenceDir}; compare two bundles`);
+  if (candidateDir === referenceDir) throw new InputError(`the reference and the candidate are the same bundle ${referenceDir}; compare two bundles`);
 
   const opened: TraceBundle[] = [];
   try {
@@ -243,7 +238,7 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareRes
     try {
       ledger = await loadLedger([{ caseId, referenceDir, manifestPath: rawReference.manifestPath, manifest: rawReference.manifest }], options.ledgerFile === null ? null : resolve(options.ledgerFile));
     } catch (error) {
-      if (error instanceof LedgerError) throw new CompareUsageError(`ledger ${error.message}`);
+      if (error instanceof LedgerError) throw new InputError(`ledger ${error.message}`);
       throw error;
     }
 
@@ -312,8 +307,7 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareRes
       comparison: { reference: referenceSummary, candidate: candidateSummary, oracle: oracleSummary, contracts: used, map: mapReport, baseline: options.baseline },
     };
   } catch (error) {
-    if (error instanceof CompareInputError) throw new CompareUsageError(error.message);
-    if (error instanceof BundleError) throw new CompareUsageError(`a bundle changed while it was compared: ${error.message}`);
+    if (error instanceof BundleError) throw new InputError(`a bundle changed while it was compared: ${error.message}`);
     throw error;
   } finally {
     await Promise.all(opened.map((bundle) => bundle.close()));

@@ -8,8 +8,8 @@ import { DTYPE_SIZE } from '../bundle/dtype.ts';
 import { formatFieldPath } from '../bundle/errors.ts';
 import type { BoundaryEntry, BundleManifest, Contract, PassEntry } from '../bundle/manifest-schema.ts';
 import { decodeUnits } from './decode-units.ts';
-import { CompareInputError } from './compare-input-error.ts';
 import { bitExactContract, faithfulFromK, ruleFor, type ContractSource } from './contracts-file.ts';
+import { InputError } from '../io/input-error.ts';
 
 /** RMS of the finite values of one float boundary (the scale of the gamma(K) rule). */
 async function finiteRms(bundle: TraceBundle, pass: number, entry: BoundaryEntry): Promise<number> {
@@ -39,7 +39,7 @@ async function finiteRms(bundle: TraceBundle, pass: number, entry: BoundaryEntry
   return count === 0 ? 0 : Math.sqrt(sum / count);
 }
 
-/** The contract each (pass, boundary) is judged under; a bad rule is a CompareInputError naming the file and rule. */
+/** The contract each (pass, boundary) is judged under; a bad rule is a InputError naming the file and rule. */
 async function contractsOf(bundle: TraceBundle, source: ContractSource): Promise<PassEntry[]> {
   const passes: PassEntry[] = [];
   for (const pass of bundle.passes) {
@@ -56,7 +56,7 @@ async function contractsOf(bundle: TraceBundle, source: ContractSource): Promise
         if (rule !== undefined && rule.contract.form === 'faithful_from_k') {
           const rms = rule.contract.rule.scale === undefined && entry.dtype in { F32: 1, F64: 1, F16: 1, BF16: 1, C64: 1 } ? await finiteRms(bundle, pass.index, entry) : 0;
           const made = faithfulFromK(rule.contract.rule, entry, rms);
-          if (typeof made === 'string') throw new CompareInputError(source.path, formatFieldPath(['rules', rule.index, 'contract']), `pass ${pass.index}: ${made}`);
+          if (typeof made === 'string') throw InputError.at(source.path, formatFieldPath(['rules', rule.index, 'contract']), `pass ${pass.index}: ${made}`);
           contract = made;
         }
       }

@@ -15,8 +15,9 @@ import type { DType } from '../bundle/dtype.ts';
 import { formatFieldPath } from '../bundle/errors.ts';
 import { ContractSchema, NanPolicySchema, SignedZeroPolicySchema, type BoundaryEntry, type Contract } from '../bundle/manifest-schema.ts';
 import { issuesFromZod } from '../bundle/zod-issues.ts';
-import { CompareInputError, readJsonInput } from './compare-input-error.ts';
+import { readJsonInput } from '../io/json-input-file.ts';
 import { compileNamePattern, matchName, type NamePattern } from './name-patterns.ts';
+import { InputError } from '../io/input-error.ts';
 
 const ContractsFileSchema = z.strictObject({
   schema: z.literal('trace-inspector.contracts', { error: 'expected "trace-inspector.contracts"' }),
@@ -71,7 +72,7 @@ export async function loadContractsFile(path: string): Promise<ContractSource & 
   const rules: ContractRule[] = [];
   for (const [index, rule] of parsed.rules.entries()) {
     const pattern = compileNamePattern(rule.boundaries);
-    if (typeof pattern === 'string') throw new CompareInputError(path, formatFieldPath(['rules', index, 'boundaries']), pattern);
+    if (typeof pattern === 'string') throw InputError.at(path, formatFieldPath(['rules', index, 'boundaries']), pattern);
     rules.push({ index, pattern, contract: parseRuleContract(path, index, rule.contract) });
   }
   return { kind: 'file', path, sha256: (await sha256File(path)).sha256, rules };
@@ -81,13 +82,13 @@ function parseRuleContract(path: string, index: number, value: unknown): RuleCon
   const at = ['rules', index, 'contract'];
   if (value === 'bit_exact') return { form: 'contract', contract: bitExactContract(`bit_exact by rule rules[${index}] of the contracts file ${path}`) };
   if (typeof value === 'string' || value === undefined || value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new CompareInputError(path, formatFieldPath(at), `expected "bit_exact", {"faithful_from_k": K} or a full contract ({"kind": "bit_exact" | "faithful", ...}), got ${JSON.stringify(value) ?? 'nothing'}`);
+    throw InputError.at(path, formatFieldPath(at), `expected "bit_exact", {"faithful_from_k": K} or a full contract ({"kind": "bit_exact" | "faithful", ...}), got ${JSON.stringify(value) ?? 'nothing'}`);
   }
   const isFromK = 'faithful_from_k' in value;
   const parsed = isFromK ? FaithfulFromKSchema.safeParse(value) : ContractSchema.safeParse(value);
   if (!parsed.success) {
     const issue = issuesFromZod(parsed.error, value, 'E_CONTRACT', at)[0];
-    throw new CompareInputError(path, issue?.field ?? formatFieldPath(at), issue?.message ?? 'invalid contract');
+    throw InputError.at(path, issue?.field ?? formatFieldPath(at), issue?.message ?? 'invalid contract');
   }
   return isFromK ? { form: 'faithful_from_k', rule: parsed.data as FaithfulFromK } : { form: 'contract', contract: parsed.data as Contract };
 }

@@ -9,8 +9,8 @@ import { formatFieldPath } from '../bundle/errors.ts';
 import { contiguousStrides } from '../bundle/layout.ts';
 import type { BoundaryEntry, BundleManifest, PassEntry } from '../bundle/manifest-schema.ts';
 import { decodeUnits } from './decode-units.ts';
-import { CompareInputError } from './compare-input-error.ts';
 import { canWiden, placeBoundary, type BoundaryMap, type MapRule } from './boundary-map.ts';
+import { InputError } from '../io/input-error.ts';
 
 /** What the map did, for the reports and the receipt: nothing is dropped without a line here. */
 export interface MapReport {
@@ -160,13 +160,13 @@ class MappedBundle implements TraceBundle {
 function transformedEntry(entry: BoundaryEntry, rule: MapRule, name: string, map: BoundaryMap, passIndex: number): BoundaryEntry {
   const dtype = rule.widenTo ?? entry.dtype;
   if (!canWiden(entry.dtype, dtype)) {
-    throw new CompareInputError(map.path, formatFieldPath(['map', rule.index, 'widen_to']), `${entry.dtype} -> ${dtype} is not a widening (candidate boundary ${entry.name}, pass ${passIndex}); a widening keeps every value exactly`);
+    throw InputError.at(map.path, formatFieldPath(['map', rule.index, 'widen_to']), `${entry.dtype} -> ${dtype} is not a widening (candidate boundary ${entry.name}, pass ${passIndex}); a widening keeps every value exactly`);
   }
   let shape = [...entry.shape];
   let valid = entry.valid;
   if (rule.permute !== null) {
     if (rule.permute.length !== entry.shape.length) {
-      throw new CompareInputError(map.path, formatFieldPath(['map', rule.index, 'permute']), `has ${rule.permute.length} axes, candidate boundary ${entry.name} has ${entry.shape.length} ([${entry.shape.join(', ')}], pass ${passIndex})`);
+      throw InputError.at(map.path, formatFieldPath(['map', rule.index, 'permute']), `has ${rule.permute.length} axes, candidate boundary ${entry.name} has ${entry.shape.length} ([${entry.shape.join(', ')}], pass ${passIndex})`);
     }
     shape = rule.permute.map((axis) => entry.shape[axis] as number);
     if (valid !== null) valid = { ...valid, axis: rule.permute.indexOf(valid.axis) };
@@ -198,7 +198,7 @@ export function applyBoundaryMap(candidate: TraceBundle, map: BoundaryMap, refer
       const earlier = takenBy.get(name);
       if (earlier !== undefined) {
         const field = placement.kind === 'mapped' ? formatFieldPath(['map', placement.rule.index, 'reference']) : 'map';
-        throw new CompareInputError(map.path, field, `candidate boundaries ${earlier} and ${entry.name} both become reference boundary ${name} in pass ${pass.index}; each reference boundary is compared with one candidate boundary`);
+        throw InputError.at(map.path, field, `candidate boundaries ${earlier} and ${entry.name} both become reference boundary ${name} in pass ${pass.index}; each reference boundary is compared with one candidate boundary`);
       }
       takenBy.set(name, entry.name);
       if (placement.kind === 'mapped') {

@@ -31,7 +31,7 @@ export function describeSource(source: ContractSource): SuppliedContracts {
 /**
  * `bundle` as a reference: a reference bundle as it is (with `source`'s contracts when given); a
  * native bundle only with `source`, and only a completed run. Anything else is a BundleError
- * naming its manifest.json and the field (CompareInputError for a rule that cannot apply).
+ * naming its manifest.json and the field (InputError for a rule that cannot apply).
  */
 export async function admitReference(bundle: TraceBundle, source: ContractSource | null): Promise<TraceBundle> {
   if (source === null || bundle.manifest.kind !== 'native') {

@@ -12,6 +12,7 @@ import { ShardInfoSchema, shardAssignment } from './gate-shard.ts';
 import { computeSeals } from './seals.ts';
 import { emptyCounts, VERDICTS, type CaseResult, type DivergenceRef, type GapRecord, type GateResult } from './gate-types.ts';
 import type { Contract } from '../bundle/manifest-schema.ts';
+import { InputError } from '../io/input-error.ts';
 
 /** A shard result file is refused above this size before it is parsed. */
 const MAX_SHARD_RESULT_BYTES = 1024 * 1024 * 1024;
@@ -52,11 +53,6 @@ const ShardResultSchema = z.looseObject({
   shard: ShardInfoSchema.optional(),
 });
 
-/** A shard result that cannot be read or is not a shard result at all (bad input: exit 2). */
-export class MergeInputError extends Error {
-  override name = 'MergeInputError';
-}
-
 export interface LoadedShard {
   readonly file: string;
   readonly sha256: string;
@@ -76,22 +72,22 @@ export async function loadShardResult(file: string): Promise<LoadedShard> {
   try {
     bytes = await readFile(file);
   } catch (error) {
-    throw new MergeInputError(`${file}: cannot be read (${(error as Error).message})`);
+    throw new InputError(`${file}: cannot be read (${(error as Error).message})`);
   }
-  if (bytes.byteLength > MAX_SHARD_RESULT_BYTES) throw new MergeInputError(`${file}: larger than ${MAX_SHARD_RESULT_BYTES} bytes; not a gate result`);
+  if (bytes.byteLength > MAX_SHARD_RESULT_BYTES) throw new InputError(`${file}: larger than ${MAX_SHARD_RESULT_BYTES} bytes; not a gate result`);
   let raw: unknown;
   try {
     // The JSON report writes NaN and the infinities as strings (json-report.ts): read them back.
     raw = JSON.parse(bytes.toString('utf8'), restoreNonFinite);
   } catch (error) {
-    throw new MergeInputError(`${file}: not JSON (${(error as Error).message})`);
+    throw new InputError(`${file}: not JSON (${(error as Error).message})`);
   }
   const parsed = ShardResultSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new MergeInputError(`${file}: not a gate result (--gate --json): ${issue === undefined ? 'invalid' : `${issue.path.join('.') || '(root)'}: ${issue.message}`}`);
+    throw new InputError(`${file}: not a gate result (--gate --json): ${issue === undefined ? 'invalid' : `${issue.path.join('.') || '(root)'}: ${issue.message}`}`);
   }
-  if (parsed.data.shard === undefined) throw new MergeInputError(`${file}: a gate result of an unsharded run (no "shard"); merge combines the results of --gate --shard K/N`);
+  if (parsed.data.shard === undefined) throw new InputError(`${file}: a gate result of an unsharded run (no "shard"); merge combines the results of --gate --shard K/N`);
   return { file, sha256: createHash('sha256').update(bytes).digest('hex'), result: parsed.data as unknown as GateResult, shard: parsed.data.shard };
 }
 

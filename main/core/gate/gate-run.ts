@@ -4,7 +4,7 @@
 //
 // Everything the gate is given is validated before the engine runs a single pass: every
 // reference and oracle bundle (manifest, provenance, digests), the weights, the ledger, the
-// engine library and its catalogue, the work folders. A problem there is a GateUsageError
+// engine library and its catalogue, the work folders. A problem there is a InputError
 // (exit 2, nothing written). Once the engine runs, what goes wrong is a verdict, not an error:
 // a crash, a hang or an engine error makes the boundaries never reached FAIL (kind missing,
 // the crash named) and the run FIDELITY: FAIL.
@@ -20,10 +20,9 @@ import { checkGivenWeights, NATIVE_AS_REFERENCE, openBundle, resolveWeights, typ
 import { sha256File } from '../bundle/digest.ts';
 import { BundleError } from '../bundle/errors.ts';
 import type { BundleManifest, Contract, RunOutcome } from '../bundle/manifest-schema.ts';
-import { CaptureAbortedError, CaptureUsageError, captureRun, type CaptureOptions, type CaptureResult } from '../capture/capture-run.ts';
+import { CaptureAbortedError, captureRun, type CaptureOptions, type CaptureResult } from '../capture/capture-run.ts';
 import { safePathComponent } from '../bundle/path-confinement.ts';
 import { toolInfo } from '../tool/tool-info.ts';
-import { CompareInputError } from '../compare/compare-input-error.ts';
 import type { ContractSource } from '../compare/contracts-file.ts';
 import { withContracts } from '../compare/contracted-bundle.ts';
 import { admitReference } from '../compare/reference-contracts.ts';
@@ -45,11 +44,7 @@ import { computeSeals } from './seals.ts';
 import { shardAssignment, shardPlanDigest, type ShardInfo, type ShardSpec } from './gate-shard.ts';
 import { gapIds } from './verdicts.ts';
 import { createOutputFolder } from '../io/output-folder.ts';
-
-/** The gate cannot run as asked: bad flags, invalid bundles, ledger or engine (exit 2). */
-export class GateUsageError extends Error {
-  override name = 'GateUsageError';
-}
+import { InputError } from '../io/input-error.ts';
 
 /** The run was stopped (options.signal): what was captured stays in the work folder, nothing is signed. */
 export class GateAbortedError extends Error {
@@ -79,9 +74,9 @@ async function openValidated(dir: string, expectedKind: 'reference' | 'oracle-f6
   try {
     bundle = await openBundle(dir, { checkPadding: true });
   } catch (error) {
-    if (error instanceof BundleError) throw new GateUsageError(`${role} bundle ${dir} is not valid: ${error.message}`);
+    if (error instanceof BundleError) throw new InputError(`${role} bundle ${dir} is not valid: ${error.message}`);
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') throw new GateUsageError(`${role} bundle ${dir}: no such bundle folder`);
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw new InputError(`${role} bundle ${dir}: no such bundle folder`);
     throw error;
   }
   if (expectedKind === 'reference' && contracts !== null) {
@@ -92,20 +87,21 @@ async function openValidated(dir: string, expectedKind: 'reference' | 'oracle-f6
       return bundle;
     } catch (error) {
       await bundle.close();
-      if (error instanceof BundleError || error instanceof CompareInputError) throw new GateUsageError(`${role} bundle ${dir}: ${error.message}`);
+      if (error instanceof InputError) throw error.within(`${role} bundle ${dir}`);
+      if (error instanceof BundleError) throw new InputError(`${role} bundle ${dir}: ${error.message}`);
       throw error;
     }
   }
   if (bundle.manifest.kind !== expectedKind) {
     await bundle.close();
     const why = bundle.manifest.kind === 'native' && expectedKind === 'reference' ? `: ${NATIVE_AS_REFERENCE}` : '';
-    throw new GateUsageError(`${role} bundle ${dir}: ${bundle.manifestPath}: kind: is "${bundle.manifest.kind}", expected "${expectedKind}"${why}`);
+    throw new InputError(`${role} bundle ${dir}: ${bundle.manifestPath}: kind: is "${bundle.manifest.kind}", expected "${expectedKind}"${why}`);
   }
   return bundle;
 }
 
 async function prepareCases(options: GateOptions): Promise<PreparedCase[]> {
-  if (options.cases.length === 0) throw new GateUsageError('no cases to run: give at least one reference bundle');
+  if (options.cases.length === 0) throw new InputError('no cases to run: give at least one reference bundle');
   const prepared: PreparedCase[] = [];
   const seen = new Map<string, string>();
   const folders = new Set<string>();
@@ -115,7 +111,7 @@ async function prepareCases(options: GateOptions): Promise<PreparedCase[]> {
     try {
       const caseId = reference.manifest.case.id;
       const earlier = seen.get(caseId);
-      if (earlier !== undefined) throw new GateUsageError(`reference bundles ${earlier} and ${referenceDir} are both case "${caseId}"; give each case once`);
+      if (earlier !== undefined) throw new InputError(`reference bundles ${earlier} and ${referenceDir} are both case "${caseId}"; give each case once`);
       seen.set(caseId, referenceDir);
       // One safe path component (also a receipt subject name segment); two ids that sanitise
       // alike ("a/b", "a_b") get distinct folders.
@@ -128,7 +124,7 @@ async function prepareCases(options: GateOptions): Promise<PreparedCase[]> {
         weightsPath =
           options.weightsPath === undefined ? await resolveWeights(reference) : await checkGivenWeights(reference, resolve(options.weightsPath), '--weights');
       } catch (error) {
-        if (error instanceof BundleError) throw new GateUsageError(error.message);
+        if (error instanceof BundleError) throw new InputError(error.message);
         throw error;
       }
       let oracle: BundleSummary | null = null;
@@ -137,10 +133,10 @@ async function prepareCases(options: GateOptions): Promise<PreparedCase[]> {
         const oracleBundle = await openValidated(oracleDir, 'oracle-f64', 'oracle');
         try {
           if (oracleBundle.manifest.case.id !== caseId) {
-            throw new GateUsageError(`oracle bundle ${oracleDir} is case "${oracleBundle.manifest.case.id}", its reference ${referenceDir} is case "${caseId}"`);
+            throw new InputError(`oracle bundle ${oracleDir} is case "${oracleBundle.manifest.case.id}", its reference ${referenceDir} is case "${caseId}"`);
           }
           const storage = oracleStorageProblem(reference.manifest, reference.manifestPath, oracleBundle.manifest, oracleBundle.manifestPath);
-          if (storage !== null) throw new GateUsageError(storage);
+          if (storage !== null) throw new InputError(storage);
           oracle = await summarize(oracleBundle, `${folder}/${basename(oracleDir)}/manifest.json`);
         } finally {
           await oracleBundle.close();
@@ -177,7 +173,7 @@ async function describeEngine(options: GateOptions): Promise<{ description: Engi
   try {
     host = await EngineHost.start({ library: options.library, isolation: options.isolation, passTimeoutMs: options.passTimeoutMs });
   } catch (error) {
-    if (error instanceof EngineLoadError) throw new GateUsageError(error.message);
+    if (error instanceof EngineLoadError) throw new InputError(error.message);
     throw error;
   }
   try {
@@ -203,12 +199,12 @@ async function describeEngine(options: GateOptions): Promise<{ description: Engi
 async function assertFreshFolder(dir: string): Promise<void> {
   try {
     const entries = await readdir(dir);
-    if (entries.length > 0) throw new GateUsageError(`${dir} exists and is not empty; the gate never writes over a previous run (give a fresh --work folder)`);
+    if (entries.length > 0) throw new InputError(`${dir} exists and is not empty; the gate never writes over a previous run (give a fresh --work folder)`);
   } catch (error) {
-    if (error instanceof GateUsageError) throw error;
+    if (error instanceof InputError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return;
-    if (code === 'ENOTDIR') throw new GateUsageError(`${dir}: a file is in the way of the work folder`);
+    if (code === 'ENOTDIR') throw new InputError(`${dir}: a file is in the way of the work folder`);
     throw error;
   }
 }
@@ -264,7 +260,7 @@ async function openOracle(dir: string | null): Promise<TraceBundle | null> {
   try {
     return await openBundle(dir, { verify: 'none' });
   } catch (error) {
-    if (error instanceof BundleError) throw new GateUsageError(`oracle bundle ${dir} changed during the run: ${error.message}`);
+    if (error instanceof BundleError) throw new InputError(`oracle bundle ${dir} changed during the run: ${error.message}`);
     throw error;
   }
 }
@@ -294,7 +290,7 @@ export async function runGate(options: GateOptions, progress?: (event: GateProgr
   try {
     ledger = await loadLedger(ledgerCases, ledgerFile);
   } catch (error) {
-    if (error instanceof LedgerError) throw new GateUsageError(`ledger ${error.message}`);
+    if (error instanceof LedgerError) throw new InputError(`ledger ${error.message}`);
     throw error;
   }
   const { description, summary: engine } = await describeEngine({ ...options, library });
@@ -306,9 +302,9 @@ export async function runGate(options: GateOptions, progress?: (event: GateProgr
   }
   for (const item of prepared) {
     const disagreement = catalogueProblem(item.manifest, item.reference.manifestPath, 'reference', description, library);
-    if (disagreement !== null) throw new GateUsageError(disagreement);
+    if (disagreement !== null) throw new InputError(disagreement);
     const unforced = options.teacherForce ? nothingToForce({ passes: item.manifest.passes, manifestPath: item.reference.manifestPath }, description) : null;
-    if (unforced !== null) throw new GateUsageError(`case ${item.caseId}: ${unforced}`);
+    if (unforced !== null) throw new InputError(`case ${item.caseId}: ${unforced}`);
   }
   for (const item of prepared) {
     await assertFreshFolder(join(workDir, item.folder, 'native'));
@@ -366,8 +362,9 @@ export async function runGate(options: GateOptions, progress?: (event: GateProgr
       capture = await captureRun(captureOptions);
     } catch (error) {
       if (error instanceof CaptureAbortedError) throw new GateAbortedError(`case ${item.caseId}: ${error.message}`);
-      if (error instanceof CaptureUsageError || error instanceof EngineLoadError || error instanceof BundleError || error instanceof EngineCallError) {
-        throw new GateUsageError(`case ${item.caseId}: ${error.message}`);
+      if (error instanceof InputError) throw error.within(`case ${item.caseId}`);
+      if (error instanceof EngineLoadError || error instanceof BundleError || error instanceof EngineCallError) {
+        throw new InputError(`case ${item.caseId}: ${error.message}`);
       }
       // The engine died outside a pass (opening the session, setting an input): a crash, judged as one.
       if (error instanceof EngineHostDeadError || error instanceof EngineHostError) hostFailure = error.message;
@@ -492,7 +489,7 @@ async function chooseShard(prepared: readonly PreparedCase[], options: GateOptio
   try {
     assignment = shardAssignment(prepared.map((item) => item.caseId), spec);
   } catch (error) {
-    throw new GateUsageError((error as Error).message);
+    throw new InputError((error as Error).message);
   }
   const plan = shardPlanDigest({
     cases: prepared.map((item) => ({

@@ -31,6 +31,7 @@ import {
 import { loadPerturbationTable, type EnginePerturbationExpectation, type RecordPerturbationExpectation } from './perturbation-table.ts';
 import { failureKind } from './verdicts.ts';
 import { createOutputFolder } from '../io/output-folder.ts';
+import { InputError } from '../io/input-error.ts';
 
 // ---- the expectations -----------------------------------------------------------------------
 // The reference engine's table (one line per `perturb.*` option: where each first shows, and the
@@ -108,11 +109,6 @@ export interface SelfTestOptions {
   weightsPath?: string;
 }
 
-/** The self-test cannot run as asked (exit 2). */
-export class SelfTestUsageError extends Error {
-  override name = 'SelfTestUsageError';
-}
-
 // ---- helpers ---------------------------------------------------------------------------------
 
 function spotText(spot: DivergenceSpot | null): string {
@@ -160,9 +156,9 @@ function safeName(text: string): string {
 async function assertFreshWorkDir(dir: string): Promise<void> {
   try {
     const entries = await readdir(dir);
-    if (entries.length > 0) throw new SelfTestUsageError(`${dir} exists and is not empty; the self-test writes its runs into a fresh folder`);
+    if (entries.length > 0) throw new InputError(`${dir} exists and is not empty; the self-test writes its runs into a fresh folder`);
   } catch (error) {
-    if (error instanceof SelfTestUsageError) throw error;
+    if (error instanceof InputError) throw error;
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
   await createOutputFolder(dir, '--work');
@@ -174,10 +170,10 @@ async function committedCases(bundlesDir: string): Promise<string[]> {
   try {
     names = (await readdir(bundlesDir)).sort();
   } catch {
-    throw new SelfTestUsageError(`the cases folder ${bundlesDir} cannot be read`);
+    throw new InputError(`the cases folder ${bundlesDir} cannot be read`);
   }
   const cases = names.filter((name) => existsSync(join(bundlesDir, name, 'reference', 'manifest.json')));
-  if (cases.length === 0) throw new SelfTestUsageError(`${bundlesDir} holds no <case>/reference bundle`);
+  if (cases.length === 0) throw new InputError(`${bundlesDir} holds no <case>/reference bundle`);
   return cases;
 }
 
@@ -361,7 +357,7 @@ export async function runSelfTest(options: SelfTestOptions): Promise<SelfTestRes
   await assertFreshWorkDir(workDir);
   const cases = await committedCases(bundlesDir);
   for (const expectation of [...enginePerturbations, ...recordPerturbations]) {
-    if (!cases.includes(expectation.case)) throw new SelfTestUsageError(`an expectation names case "${expectation.case}", which ${bundlesDir} does not hold`);
+    if (!cases.includes(expectation.case)) throw new InputError(`an expectation names case "${expectation.case}", which ${bundlesDir} does not hold`);
   }
   const listed = await enginePerturbationOptions(library, isolation);
 
@@ -376,9 +372,9 @@ export async function runSelfTest(options: SelfTestOptions): Promise<SelfTestRes
 
   // The clean run and every engine perturbation are independent gate runs: a few at once.
   const cleanCases = options.cleanCases === undefined ? cases : [...options.cleanCases];
-  for (const caseId of cleanCases) if (!cases.includes(caseId)) throw new SelfTestUsageError(`clean case "${caseId}" is not in ${bundlesDir}`);
+  for (const caseId of cleanCases) if (!cases.includes(caseId)) throw new InputError(`clean case "${caseId}" is not in ${bundlesDir}`);
   for (const expectation of recordPerturbations) {
-    if (!cleanCases.includes(expectation.case)) throw new SelfTestUsageError(`record perturbation ${expectation.kind} needs case "${expectation.case}" in the clean run`);
+    if (!cleanCases.includes(expectation.case)) throw new InputError(`record perturbation ${expectation.kind} needs case "${expectation.case}" in the clean run`);
   }
   const specs: GateRunSpec[] = [
     { name: 'clean', kind: 'clean', cases: cleanCases, engineOptions: {}, expectation: null },

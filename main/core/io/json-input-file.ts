@@ -1,20 +1,9 @@
-// A file given to `compare` (a contracts file, a map file) or a bundle pair that cannot be
-// compared: the message names the file and the field, and the command exits 2 before anything is
-// judged.
+// A small JSON file the user names (a contracts file, a map file), read and validated: every
+// problem becomes an InputError naming the file and the field, before anything is judged.
 import type { z } from 'zod';
-import { GuardedReadError, readRegularFile } from '../io/guarded-read.ts';
+import { GuardedReadError, readRegularFile } from './guarded-read.ts';
+import { InputError } from './input-error.ts';
 import { issuesFromZod } from '../bundle/zod-issues.ts';
-
-export class CompareInputError extends Error {
-  override name = 'CompareInputError';
-  constructor(
-    readonly file: string,
-    readonly field: string,
-    detail: string,
-  ) {
-    super(`${file}: ${field}: ${detail}`);
-  }
-}
 
 /** A contracts or map file is small; anything larger is refused before it is parsed. */
 const MAX_INPUT_FILE_BYTES = 16 * 1024 * 1024;
@@ -25,21 +14,21 @@ export async function readJsonInput<S extends z.ZodType>(path: string, schema: S
   try {
     bytes = await readRegularFile(path, MAX_INPUT_FILE_BYTES);
   } catch (error) {
-    if (error instanceof GuardedReadError) throw new CompareInputError(path, '(file)', `cannot read the ${what}: ${error.reason}`);
+    if (error instanceof GuardedReadError) throw InputError.at(path, '(file)', `cannot read the ${what}: ${error.reason}`);
     throw error;
   }
   let json: unknown;
   try {
     json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
   } catch (error) {
-    throw new CompareInputError(path, '(root)', `the ${what} is not valid JSON: ${(error as Error).message}`);
+    throw InputError.at(path, '(root)', `the ${what} is not valid JSON: ${(error as Error).message}`);
   }
   const parsed = schema.safeParse(json);
   if (!parsed.success) {
     const issues = issuesFromZod(parsed.error, json, 'E_MANIFEST_SCHEMA');
     const first = issues[0];
     const detail = issues.length === 1 ? (first?.message ?? 'invalid') : issues.map((issue) => `${issue.field}: ${issue.message}`).join('; ');
-    throw new CompareInputError(path, issues.length === 1 ? (first?.field ?? '(root)') : `${issues.length} problems`, detail);
+    throw InputError.at(path, issues.length === 1 ? (first?.field ?? '(root)') : `${issues.length} problems`, detail);
   }
   return parsed.data as z.infer<S>;
 }
