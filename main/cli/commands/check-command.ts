@@ -1,12 +1,12 @@
 // `trace-inspector check <bundle>...`: validates bundles with every rule a reader applies and
 // reports every problem at once (main/core/bundle/bundle-check.ts). Exit 0 when all are sound,
 // 2 when any problem was found. The Python kit runs it when a writer closes.
-import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { checkBundle, type BundleCheckReport } from '../../core/bundle/bundle-check.ts';
 import { writeFileSync } from 'node:fs';
 import { EXIT_OK, EXIT_USAGE, type CliIO } from '../cli-io.ts';
+import { parseCommandArgs } from '../command-args.ts';
 import { InputError } from '../../core/io/input-error.ts';
 
 export const CHECK_USAGE = `usage: trace-inspector check [--reference <dir>] [--json <file|->] <bundle>...
@@ -27,15 +27,7 @@ const CheckArgsSchema = z.object({
 });
 
 function parseCheckArgs(argv: readonly string[]): z.infer<typeof CheckArgsSchema> {
-  let parsed;
-  try {
-    parsed = parseArgs({ args: [...argv], options: { reference: { type: 'string' }, json: { type: 'string' } }, strict: true, allowPositionals: true });
-  } catch (error) {
-    throw new InputError(`check: ${(error as Error).message}`);
-  }
-  const result = CheckArgsSchema.safeParse({ ...parsed.values, bundles: parsed.positionals });
-  if (!result.success) throw new InputError(`check: ${result.error.issues.map((issue) => issue.message).join('; ')}`);
-  return result.data;
+  return parseCommandArgs('check', argv, CheckArgsSchema, { positionals: 'bundles' });
 }
 
 function describeReport(report: BundleCheckReport): string {

@@ -5,21 +5,21 @@
 // stored capture of the last release. See docs/compare.md.
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { COMPARE_RECEIPT_FILE_NAME, writeCompareReceipt } from '../../core/compare/compare-receipt.ts';
 import { compareEvidenceChanged } from '../../core/compare/compare-recheck.ts';
 import { compareHeader } from '../../core/compare/compare-report.ts';
 import { runCompare, type CompareResult } from '../../core/compare/compare-run.ts';
 import { formatHumanReport } from '../../core/report/human-report.ts';
-import { writeRunOutputs } from '../run-outputs.ts';
+import { humanChannel, outputPath, STDOUT, writeRunOutputs } from '../run-outputs.ts';
 import { EXIT_FAILURE, EXIT_USAGE, type CliIO } from '../cli-io.ts';
 import { signingKey } from './gate-command.ts';
+import { jsonOutputArg, parseCommandArgs } from '../command-args.ts';
 import { InputError } from '../../core/io/input-error.ts';
 
 export const COMPARE_USAGE = `usage: trace-inspector compare <reference bundle> <candidate bundle> [--oracle <bundle>]
                                [--contracts <file> | --contract bit_exact] [--map <file>]
-                               [--strict] [--receipt <file>] [--json <file>] [--junit <file>]
+                               [--strict] [--receipt <file>] [--json <file|->] [--junit <file>]
                                [--key <pem>] [--ledger <file>]
        trace-inspector compare --baseline <bundle> <candidate bundle> [same options]
 
@@ -34,52 +34,28 @@ declares none (a native capture) is judged bit_exact (--contract bit_exact, the 
 --map FILE renames (and may permute or widen) candidate boundaries to the reference's names and
 declares the ones that have no counterpart. --oracle names a second implementation: where the
 candidate passes one and fails the other the row is REVIEW_REQUIRED. --baseline gates the
-candidate bit for bit against a stored bundle of the last release. See docs/compare.md.
+candidate bit for bit against a stored bundle of the last release. --json - writes the JSON
+result to stdout (the human report then goes to stderr). See docs/compare.md.
 `;
 
 const CompareArgsSchema = z.object({
   baseline: z.string().min(1, { error: '--baseline: expected a bundle folder' }).optional(),
   oracle: z.string().min(1, { error: '--oracle: expected a bundle folder' }).optional(),
   contracts: z.string().min(1, { error: '--contracts: expected a file' }).optional(),
-  contract: z.enum(['bit_exact'], { error: '--contract: expected "bit_exact" (other contracts go in a --contracts file)' }).default('bit_exact'),
+  contract: z.enum(['bit_exact'], { error: '--contract: expected "bit_exact" (other contracts go in a --contracts file)' }).optional(),
   map: z.string().min(1, { error: '--map: expected a file' }).optional(),
   strict: z.boolean().default(false),
   receipt: z.string().min(1, { error: '--receipt: expected a file' }).optional(),
   junit: z.string().min(1, { error: '--junit: expected a file' }).optional(),
-  json: z.string().min(1, { error: '--json: expected a file' }).optional(),
+  json: jsonOutputArg,
   key: z.string().min(1, { error: '--key: expected a PEM private key file' }).optional(),
   ledger: z.string().min(1, { error: '--ledger: expected a file' }).optional(),
+  bundles: z.array(z.string().min(1, { error: 'expected a bundle folder' })),
 });
 
-function parseCompareArgs(argv: readonly string[]): { args: z.infer<typeof CompareArgsSchema>; reference: string; candidate: string } {
-  let values: Record<string, unknown>;
-  let positionals: string[];
-  try {
-    ({ values, positionals } = parseArgs({
-      args: [...argv],
-      options: {
-        baseline: { type: 'string' },
-        oracle: { type: 'string' },
-        contracts: { type: 'string' },
-        contract: { type: 'string' },
-        map: { type: 'string' },
-        strict: { type: 'boolean' },
-        receipt: { type: 'string' },
-        junit: { type: 'string' },
-        json: { type: 'string' },
-        key: { type: 'string' },
-        ledger: { type: 'string' },
-      },
-      strict: true,
-      allowPositionals: true,
-    }));
-  } catch (error) {
-    throw new InputError(`compare: ${(error as Error).message}`);
-  }
-  const parsed = CompareArgsSchema.safeParse(values);
-  if (!parsed.success) throw new InputError(`compare: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`);
-  const args = parsed.data;
-  if (args.contracts !== undefined && values['contract'] !== undefined) throw new InputError('compare: give --contracts FILE or --contract bit_exact, not both');
+function parseCompareArgs(argv: readonly string[]): { args: Omit<z.infer<typeof CompareArgsSchema>, 'bundles'>; reference: string; candidate: string } {
+  const { bundles: positionals, ...args } = parseCommandArgs('compare', argv, CompareArgsSchema, { positionals: 'bundles' });
+  if (args.contracts !== undefined && args.contract !== undefined) throw new InputError('compare: give --contracts FILE or --contract bit_exact, not both');
   const wanted = args.baseline !== undefined ? 1 : 2;
   if (positionals.length !== wanted) {
     throw new InputError(
@@ -102,7 +78,7 @@ export async function runCompareCommand(argv: readonly string[], io: CliIO): Pro
   const receipt = resolve(io.cwd, args.receipt ?? join('runs', `compare-${timestamp()}`, COMPARE_RECEIPT_FILE_NAME));
   const outputs = [
     ['--receipt', receipt],
-    ...(args.json !== undefined ? [['--json', resolve(io.cwd, args.json)]] : []),
+    ...(args.json !== undefined && args.json !== STDOUT ? [['--json', resolve(io.cwd, args.json)]] : []),
     ...(args.junit !== undefined ? [['--junit', resolve(io.cwd, args.junit)]] : []),
   ] as [string, string][];
   for (const [flag, path] of outputs) {
@@ -121,7 +97,7 @@ export async function runCompareCommand(argv: readonly string[], io: CliIO): Pro
       candidateDir: resolve(io.cwd, candidate),
       oracleDir: args.oracle === undefined ? null : resolve(io.cwd, args.oracle),
       contractsFile: args.contracts === undefined ? null : resolve(io.cwd, args.contracts),
-      defaultContract: args.contract,
+      defaultContract: args.contract ?? 'bit_exact',
       mapFile: args.map === undefined ? null : resolve(io.cwd, args.map),
       baseline: args.baseline !== undefined,
       strict: args.strict,
@@ -139,13 +115,13 @@ export async function runCompareCommand(argv: readonly string[], io: CliIO): Pro
   }
 
   const { files, writeFailed } = await writeRunOutputs(io, 'compare', result, {
-    json: args.json === undefined ? undefined : resolve(io.cwd, args.json),
+    json: args.json === undefined ? undefined : outputPath(io.cwd, args.json),
     junit: args.junit === undefined ? undefined : resolve(io.cwd, args.junit),
     receipt,
     writeReceipt: (path) => writeCompareReceipt(result, path, key.privateKey),
     notices: (result.comparison.map?.unmapped ?? []).map((row) => `::notice title=trace-inspector compare: unmapped on purpose::${row.candidate}: ${row.reason}`),
   });
-  io.stdout(formatHumanReport(result, { files, header: compareHeader(result) }));
+  humanChannel(io, args.json)(formatHumanReport(result, { files, header: compareHeader(result) }));
   if (writeFailed) {
     io.stderr('compare: an output could not be written: exit 1 whatever the seals say (a comparison without its evidence does not pass)\n');
     return EXIT_FAILURE;

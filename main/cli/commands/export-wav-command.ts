@@ -32,7 +32,7 @@ const ExportWavArgsSchema = z.object({
 });
 
 function parseExportWavArgs(argv: readonly string[]): z.infer<typeof ExportWavArgsSchema> {
-  return parseCommandArgs('export-wav', argv, { bundle: { type: 'string' }, boundary: { type: 'string' }, reference: { type: 'string' }, out: { type: 'string' } }, ExportWavArgsSchema);
+  return parseCommandArgs('export-wav', argv, ExportWavArgsSchema);
 }
 
 export async function runExportWavCommand(argv: readonly string[], io: CliIO): Promise<number> {

@@ -21,20 +21,20 @@ import { BundleError } from '../../core/bundle/errors.ts';
 import { compareLocalVsAccumulated, formatLocalVsAccumulated } from '../../core/capture/local-vs-accumulated.ts';
 import { formatAudioSummary, summarizeAudio } from '../../core/audio/audio-summary.ts';
 import { pcmStreams } from '../../core/audio/pcm-boundary.ts';
-import { writeRunOutputs } from '../run-outputs.ts';
+import { humanChannel, outputPath, STDOUT, writeRunOutputs } from '../run-outputs.ts';
 import { evidenceChangedDuringRun } from '../../core/gate/evidence-recheck.ts';
 import { stopOnSignals } from '../stop-signals.ts';
 import { embeddedDefaults } from '../../core/tool/tool-info.ts';
 import { EXIT_FAILURE, EXIT_USAGE, type CliIO } from '../cli-io.ts';
 import { JOURNAL_FILE_NAME } from '../../core/bundle/capture-journal.ts';
 import { MANIFEST_FILE_NAME } from '../../core/bundle/manifest-schema.ts';
-import { engineOptionsArg, isolationArg, parseCommandArgs, timeoutArg } from '../command-args.ts';
+import { engineOptionsArg, isolationArg, jsonOutputArg, parseCommandArgs, timeoutArg } from '../command-args.ts';
 import { OutputFolderError } from '../../core/io/output-folder.ts';
 import { progressPrinter } from '../gate-progress.ts';
 import { InputError } from '../../core/io/input-error.ts';
 
 export const GATE_USAGE = `usage: trace-inspector --gate [--engine <lib>] [--bundle <reference bundle>]... [--oracle <dir>]
-                            [--strict] [--receipt <file>] [--junit <file>] [--json <file>]
+                            [--strict] [--receipt <file>] [--junit <file>] [--json <file|->]
                             [--key <pem>] [--ledger <file>] [--teacher-force] [--isolate]
                             [--isolation process|thread] [--timeout <seconds>]
                             [--option key=value]... [--weights <file>] [--work <dir>] [--self-test]
@@ -55,6 +55,7 @@ weights roots; their sha256 must still be the reference's weights_sha256. --cont
 bundle (another engine's capture) standing as the reference.
 --shard K/N runs the K-th of N deterministic shares of the cases and writes its partial result
 (--json) and receipt; \`trace-inspector merge\` combines the N results (docs/ci.md).
+--json - writes the JSON result to stdout; the human report then goes to stderr.
 See docs/gate.md.
 `;
 
@@ -65,7 +66,7 @@ const GateArgsSchema = z.object({
   strict: z.boolean().default(false),
   receipt: z.string().min(1, { error: '--receipt: expected a file' }).optional(),
   junit: z.string().min(1, { error: '--junit: expected a file' }).optional(),
-  json: z.string().min(1, { error: '--json: expected a file' }).optional(),
+  json: jsonOutputArg,
   key: z.string().min(1, { error: '--key: expected a PEM private key file' }).optional(),
   ledger: z.string().min(1, { error: '--ledger: expected a file' }).optional(),
   'teacher-force': z.boolean().default(false),
@@ -82,27 +83,7 @@ const GateArgsSchema = z.object({
 type GateArgs = z.infer<typeof GateArgsSchema>;
 
 export function parseGateArgs(argv: readonly string[]): GateArgs {
-  return parseCommandArgs('--gate', argv, {
-    engine: { type: 'string' },
-    bundle: { type: 'string', multiple: true },
-    oracle: { type: 'string' },
-    strict: { type: 'boolean' },
-    receipt: { type: 'string' },
-    junit: { type: 'string' },
-    json: { type: 'string' },
-    key: { type: 'string' },
-    ledger: { type: 'string' },
-    'teacher-force': { type: 'boolean' },
-    isolate: { type: 'boolean' },
-    isolation: { type: 'string' },
-    timeout: { type: 'string' },
-    option: { type: 'string', multiple: true },
-    weights: { type: 'string' },
-    work: { type: 'string' },
-    contracts: { type: 'string' },
-    contract: { type: 'string' },
-    shard: { type: 'string' },
-  }, GateArgsSchema);
+  return parseCommandArgs('--gate', argv, GateArgsSchema);
 }
 
 const hasManifest = (dir: string): boolean => existsSync(join(dir, 'manifest.json'));
@@ -224,7 +205,7 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
   const receipt = resolve(io.cwd, args.receipt ?? join(workDir, GATE_RECEIPT_FILE_NAME));
   const outputs = [
     ['--receipt', receipt],
-    ...(args.json !== undefined ? [['--json', resolve(io.cwd, args.json)]] : []),
+    ...(args.json !== undefined && args.json !== STDOUT ? [['--json', resolve(io.cwd, args.json)]] : []),
     ...(args.junit !== undefined ? [['--junit', resolve(io.cwd, args.junit)]] : []),
   ] as [string, string][];
   for (const [flag, path] of outputs) refuseExisting(flag, path);
@@ -300,14 +281,15 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
 
   // Outputs: the receipt always; a failure to write evidence fails the run.
   const { files, writeFailed } = await writeRunOutputs(io, 'gate', result, {
-    json: args.json === undefined ? undefined : resolve(io.cwd, args.json),
+    json: args.json === undefined ? undefined : outputPath(io.cwd, args.json),
     junit: args.junit === undefined ? undefined : resolve(io.cwd, args.junit),
     receipt,
     writeReceipt: (path) => writeGateReceipt(result, path, key.privateKey),
   });
 
-  for (const section of sections) io.stdout(section);
-  io.stdout(formatHumanReport(result, { files }));
+  const human = humanChannel(io, args.json);
+  for (const section of sections) human(section);
+  human(formatHumanReport(result, { files }));
   if (writeFailed) {
     io.stderr('gate: an output could not be written: exit 1 whatever the seals say (a gate without its evidence does not pass)\n');
     return EXIT_FAILURE;

@@ -1,11 +1,11 @@
 // `trace-inspector keygen [--out <dir>]`: creates an Ed25519 key pair for signing receipts.
 // Never overwrites a key (exit 2, thrown as InputError and printed by run-cli).
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { ReceiptError } from '../../core/receipt/errors.ts';
 import { defaultUserKeyPaths, generateKeyPair } from '../../core/receipt/keys.ts';
 import { EXIT_OK, type CliIO } from '../cli-io.ts';
+import { parseCommandArgs } from '../command-args.ts';
 import { InputError } from '../../core/io/input-error.ts';
 
 export const KEYGEN_USAGE = `usage: trace-inspector keygen [--out <dir>]
@@ -21,15 +21,7 @@ const KeygenArgsSchema = z.object({
 });
 
 function parseKeygenArgs(argv: readonly string[]): z.infer<typeof KeygenArgsSchema> {
-  let values: Record<string, unknown>;
-  try {
-    ({ values } = parseArgs({ args: [...argv], options: { out: { type: 'string' } }, strict: true, allowPositionals: false }));
-  } catch (error) {
-    throw new InputError(`keygen: ${(error as Error).message}`);
-  }
-  const parsed = KeygenArgsSchema.safeParse(values);
-  if (!parsed.success) throw new InputError(`keygen: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`);
-  return parsed.data;
+  return parseCommandArgs('keygen', argv, KeygenArgsSchema);
 }
 
 export async function runKeygenCommand(argv: readonly string[], io: CliIO): Promise<number> {

@@ -4,7 +4,6 @@
 // merged seals say, 1 for an incomplete or mixed shard set, 2 for bad usage or unreadable input.
 import { resolve } from 'node:path';
 import { existsSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { writeGateReceipt } from '../../core/gate/gate-receipt.ts';
 import { loadShardResult, mergeShardResults, shardSetProblems, type LoadedShard } from '../../core/gate/gate-merge.ts';
@@ -14,6 +13,7 @@ import { formatHumanReport } from '../../core/report/human-report.ts';
 import { serializeGateResult } from '../../core/report/json-report.ts';
 import { writeNewFileAtomically } from '../../core/report/new-file.ts';
 import { EXIT_FAILURE, type CliIO } from '../cli-io.ts';
+import { parseCommandArgs } from '../command-args.ts';
 import { InputError } from '../../core/io/input-error.ts';
 
 export const MERGE_USAGE = `usage: trace-inspector merge <shard result>... [--receipt <file>] [--json <file>] [--key <pem>]
@@ -34,15 +34,7 @@ const MergeArgsSchema = z.object({
 });
 
 export async function runMergeCommand(argv: readonly string[], io: CliIO): Promise<number> {
-  let raw: { values: Record<string, unknown>; positionals: string[] };
-  try {
-    raw = parseArgs({ args: [...argv], options: { receipt: { type: 'string' }, json: { type: 'string' }, key: { type: 'string' } }, strict: true, allowPositionals: true });
-  } catch (error) {
-    throw new InputError(`merge: ${(error as Error).message}`);
-  }
-  const parsed = MergeArgsSchema.safeParse({ ...raw.values, positionals: raw.positionals });
-  if (!parsed.success) throw new InputError(`merge: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`);
-  const args = parsed.data;
+  const args = parseCommandArgs('merge', argv, MergeArgsSchema, { positionals: 'positionals' });
   const receipt = resolve(io.cwd, args.receipt ?? 'merged.receipt.dsse.json');
   const json = args.json === undefined ? null : resolve(io.cwd, args.json);
   for (const [flag, path] of [['--receipt', receipt], ['--json', json]] as const) {

@@ -4,7 +4,6 @@
 // records the run as "aborted" with what happened. Refuses while a capture still writes there.
 import { existsSync, lstatSync, unlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { CAPTURE_LOCK_FILE_NAME, lockHolderAlive, readCaptureLock } from '../../core/bundle/capture-lock.ts';
 import { JOURNAL_FILE_NAME } from '../../core/bundle/capture-journal.ts';
@@ -13,6 +12,7 @@ import { BundleError } from '../../core/bundle/errors.ts';
 import { MANIFEST_FILE_NAME } from '../../core/bundle/manifest-schema.ts';
 import { recoverNativeBundle } from '../../core/bundle/native-bundle-recovery.ts';
 import { EXIT_OK, type CliIO } from '../cli-io.ts';
+import { parseCommandArgs } from '../command-args.ts';
 import { InputError } from '../../core/io/input-error.ts';
 
 export const RECOVER_USAGE = `usage: trace-inspector recover <dir>
@@ -24,18 +24,10 @@ bundle is left as it is. Refused while the capture that holds the folder's captu
 runs. Exit 0 when the folder holds a bundle afterwards, 2 when it cannot. See docs/capture.md.
 `;
 
-const RecoverArgsSchema = z.array(z.string().min(1)).length(1, { error: 'expected exactly one folder (trace-inspector recover <dir>)' });
+const RecoverArgsSchema = z.object({ dir: z.array(z.string().min(1)).length(1, { error: 'expected exactly one folder (trace-inspector recover <dir>)' }) });
 
 function parseRecoverArgs(argv: readonly string[]): string {
-  let positionals: string[];
-  try {
-    ({ positionals } = parseArgs({ args: [...argv], options: {}, strict: true, allowPositionals: true }));
-  } catch (error) {
-    throw new InputError(`recover: ${(error as Error).message}`);
-  }
-  const parsed = RecoverArgsSchema.safeParse(positionals);
-  if (!parsed.success) throw new InputError(`recover: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`);
-  return parsed.data[0] as string;
+  return parseCommandArgs('recover', argv, RecoverArgsSchema, { positionals: 'dir' }).dir[0] as string;
 }
 
 export async function runRecoverCommand(argv: readonly string[], io: CliIO): Promise<number> {

@@ -39,14 +39,7 @@ const SelfTestArgsSchema = z.object({
 
 function parseSelfTestArgs(argv: readonly string[]): z.infer<typeof SelfTestArgsSchema> {
   // `--gate --self-test` may hand its whole argv over: those two flags are the command itself.
-  return parseCommandArgs('--self-test', argv.filter((arg) => arg !== '--gate' && arg !== '--self-test'), {
-    engine: { type: 'string' },
-    work: { type: 'string' },
-    perturbations: { type: 'string' },
-    weights: { type: 'string' },
-    isolation: { type: 'string' },
-    timeout: { type: 'string' },
-  }, SelfTestArgsSchema, ' (the self-test takes --engine, --perturbations, --weights, --work, --isolation and --timeout)');
+  return parseCommandArgs('--self-test', argv.filter((arg) => arg !== '--gate' && arg !== '--self-test'), SelfTestArgsSchema, { hint: ' (the self-test takes --engine, --perturbations, --weights, --work, --isolation and --timeout)' });
 }
 
 /**

@@ -35,7 +35,7 @@ const ServeArgsSchema = z.object({
 type ServeArgs = z.infer<typeof ServeArgsSchema>;
 
 function parseServeArgs(argv: readonly string[]): ServeArgs {
-  return parseCommandArgs('serve', argv, { port: { type: 'string' }, engine: { type: 'string' }, bundle: { type: 'string' }, work: { type: 'string' } }, ServeArgsSchema);
+  return parseCommandArgs('serve', argv, ServeArgsSchema);
 }
 
 export interface ServeCommandHooks {

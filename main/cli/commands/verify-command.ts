@@ -4,53 +4,44 @@
 import { stat } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { describeFileType } from '../../core/io/guarded-read.ts';
 import { ReceiptError } from '../../core/receipt/errors.ts';
 import { verifyReceipt, type ReceiptVerification } from '../../core/receipt/receipt.ts';
 import { EXIT_FAILURE, EXIT_OK, type CliIO } from '../cli-io.ts';
+import { jsonOutputArg, parseCommandArgs } from '../command-args.ts';
+import { humanChannel, outputPath, STDOUT } from '../run-outputs.ts';
+import { serializeReport } from '../../core/report/json-report.ts';
+import { writeNewFileAtomically } from '../../core/report/new-file.ts';
+import { existsSync } from 'node:fs';
 import { InputError } from '../../core/io/input-error.ts';
 
-export const VERIFY_USAGE = `usage: trace-inspector verify <receipt> [--pubkey <pem>] [--subjects <file or folder>]...
+export const VERIFY_USAGE = `usage: trace-inspector verify <receipt> [--pubkey <pem>] [--subjects <file or folder>]... [--json <file|->]
 
 Checks the receipt's Ed25519 signature with --pubkey (default: your per-user public key,
 ~/.config/trace-inspector/trace-inspector-ed25519.pub) and, for each --subjects file or folder
 (repeatable), re-hashes the subjects it holds: the engine library, the reference manifest, the
 weights. Exit 0 verified, 1 not verified (the reasons are printed), 2 bad usage or unreadable input.
+--json writes the verification (every check, every subject, the signed statement) as JSON (- for
+stdout; the human lines then go to stderr).
 `;
 
 const VerifyArgsSchema = z.object({
   pubkey: z.string().min(1, { error: '--pubkey: expected the path of a PEM public key' }).optional(),
   subjects: z.array(z.string().min(1, { error: '--subjects: expected a file or folder' })).default([]),
-  receipt: z.string().min(1, { error: 'expected the receipt file' }),
+  json: jsonOutputArg,
+  receipt: z.array(z.string().min(1, { error: 'expected the receipt file' })),
 });
 
-type VerifyArgs = z.infer<typeof VerifyArgsSchema>;
+type VerifyArgs = Omit<z.infer<typeof VerifyArgsSchema>, 'receipt'> & { receipt: string };
 
 function parseVerifyArgs(argv: readonly string[]): VerifyArgs {
-  let values: Record<string, unknown>;
-  let positionals: string[];
-  try {
-    ({ values, positionals } = parseArgs({
-      args: [...argv],
-      options: {
-        pubkey: { type: 'string' },
-        subjects: { type: 'string', multiple: true },
-      },
-      strict: true,
-      allowPositionals: true,
-    }));
-  } catch (error) {
-    throw new InputError(`verify: ${(error as Error).message}`);
-  }
+  const { receipt: positionals, ...flags } = parseCommandArgs('verify', argv, VerifyArgsSchema, { positionals: 'receipt' });
   if (positionals.length !== 1) {
     const got = positionals.length === 0 ? 'none' : `${positionals.length} (${positionals.join(' ')})`;
     throw new InputError(`verify: expected exactly one receipt file, got ${got}; give each subject with its own --subjects`);
   }
-  const parsed = VerifyArgsSchema.safeParse({ ...values, receipt: positionals[0] });
-  if (!parsed.success) throw new InputError(`verify: ${parsed.error.issues.map((issue) => issue.message).join('; ')}`);
-  return parsed.data;
+  return { ...flags, receipt: positionals[0] as string };
 }
 
 /** The gate's seal lines, when the predicate carries them as a list of strings. */
@@ -98,6 +89,8 @@ export function formatVerification(receipt: string, result: ReceiptVerification)
 export async function runVerifyCommand(argv: readonly string[], io: CliIO): Promise<number> {
   const args = parseVerifyArgs(argv);
   const receipt = resolve(io.cwd, args.receipt);
+  const json = args.json === undefined ? undefined : outputPath(io.cwd, args.json);
+  if (json !== undefined && json !== STDOUT && existsSync(json)) throw new InputError(`verify: --json ${json} already exists; reports are never overwritten`);
   // A --subjects path that is missing or neither a file nor a folder (a FIFO, a device) is bad
   // usage (exit 2), not a verification failure: nothing about the receipt was learned from it.
   for (const given of args.subjects) {
@@ -120,6 +113,34 @@ export async function runVerifyCommand(argv: readonly string[], io: CliIO): Prom
     if (error instanceof ReceiptError) throw new InputError(`verify: ${error.message}`);
     throw error;
   }
-  io.stdout(formatVerification(receipt, result));
-  return result.ok ? EXIT_OK : EXIT_FAILURE;
+  const code = result.ok ? EXIT_OK : EXIT_FAILURE;
+  humanChannel(io, json)(formatVerification(receipt, result));
+  if (json === STDOUT) io.stdout(serializeReport(verificationReport(receipt, result)));
+  else if (json !== undefined) {
+    try {
+      await writeNewFileAtomically(json, serializeReport(verificationReport(receipt, result)));
+    } catch (error) {
+      io.stderr(`verify: cannot write the json ${json}: ${(error as Error).message}\n`);
+      return EXIT_FAILURE;
+    }
+  }
+  return code;
+}
+
+/** What `verify --json` writes: the verdict, each check and subject, and the signed statement. */
+function verificationReport(receipt: string, result: ReceiptVerification): Record<string, unknown> {
+  return {
+    schema: 'trace-inspector.verification',
+    schema_version: 1,
+    receipt,
+    ok: result.ok,
+    reasons: result.reasons,
+    keyid: result.keyid,
+    public_key: result.publicKey,
+    checks: result.checks,
+    subjects_checked: result.subjectsChecked,
+    subjects_not_checked: result.subjectsNotChecked,
+    subjects_not_found: result.subjectsNotFound,
+    statement: result.statement,
+  };
 }

@@ -8,7 +8,12 @@ function nonFiniteAsString(_key: string, value: unknown): unknown {
   return value;
 }
 
-export function serializeGateResult(result: GateResult): string {
+/** Any report value as one line of JSON, its non-finite numbers as strings (capture, verify). */
+export function serializeReport(value: unknown): string {
   // Compact: a run over every committed case holds thousands of rows (use jq to read it).
-  return `${JSON.stringify(result, nonFiniteAsString)}\n`;
+  return `${JSON.stringify(value, nonFiniteAsString)}\n`;
+}
+
+export function serializeGateResult(result: GateResult): string {
+  return serializeReport(result);
 }
