@@ -65,7 +65,7 @@ describe('trace-inspector serve (in process, real session)', () => {
     expect(io.err.join('')).toContain('stopping');
   });
 
-  it('refuses bad flags (a InputError: runCli prints it and exits 2)', async () => {
+  it('refuses bad flags (an InputError: runCli prints it and exits 2)', async () => {
     const { rendererDir } = makeRendererDir();
     for (const [args, message] of [
       [['--port', '70000'], /^serve: --port: expected 0\.\.65535$/],

@@ -121,7 +121,7 @@ export interface CaptureResult {
 
 /**
  * Refuses to write evidence over anything: the target must be absent or an empty folder (its
- * capture lock aside, see takeTarget). Every way it can fail is a InputError naming it.
+ * capture lock aside, see takeTarget). Every way it can fail is an InputError naming it.
  */
 async function assertFreshTarget(outDir: string, lockIsOurs = false): Promise<void> {
   let entries: string[];
@@ -298,7 +298,7 @@ async function refusedAsUsage(what: string, call: () => Promise<void>): Promise<
 
 /**
  * Opens the session and sets the options and the reference's inputs; returns the inputs for the
- * header. An engine refusing any of it is a InputError naming what it refused.
+ * header. An engine refusing any of it is an InputError naming what it refused.
  */
 export async function prepareSession(
   host: EngineHost,

@@ -12,7 +12,7 @@
 //
 // Everything is validated before anything is judged, exactly as the gate does it: every bundle's
 // manifest, confined paths, every file's and every tensor's digest, the reference's and oracle's
-// own padding, the contracts and map files. A problem there is a InputError (exit 2).
+// own padding, the contracts and map files. A problem there is an InputError (exit 2).
 import { summarize } from '../gate/bundle-summary.ts';
 import { basename, dirname, resolve } from 'node:path';
 import type { EngineBoundary, EngineDescription } from '../../engine-host/engine-description.ts';

@@ -39,7 +39,7 @@ async function finiteRms(bundle: TraceBundle, pass: number, entry: BoundaryEntry
   return count === 0 ? 0 : Math.sqrt(sum / count);
 }
 
-/** The contract each (pass, boundary) is judged under; a bad rule is a InputError naming the file and rule. */
+/** The contract each (pass, boundary) is judged under; a bad rule is an InputError naming the file and rule. */
 async function contractsOf(bundle: TraceBundle, source: ContractSource): Promise<PassEntry[]> {
   const passes: PassEntry[] = [];
   for (const pass of bundle.passes) {

@@ -1,37 +1,35 @@
-// runGate: the headless gate. For each case it captures a native run of the engine (crash-
-// isolated, into <workDir>/<case>/native), then judges every (pass, boundary) of the reference
-// against the native bundle and the fp64 oracle, and seals the whole run (seals.ts).
+// runGate: the headless gate. It validates everything it is given, runs and judges each case
+// (gate-case.ts: a crash-isolated capture into <workDir>/<case>/native, then every (pass,
+// boundary) of the reference judged against it and the fp64 oracle), and seals the whole run
+// (seals.ts).
 //
 // Everything the gate is given is validated before the engine runs a single pass: every
 // reference and oracle bundle (manifest, provenance, digests), the weights, the ledger, the
-// engine library and its catalogue, the work folders. A problem there is a InputError
+// engine library and its catalogue, the work folders. A problem there is an InputError
 // (exit 2, nothing written). Once the engine runs, what goes wrong is a verdict, not an error:
 // a crash, a hang or an engine error makes the boundaries never reached FAIL (kind missing,
 // the crash named) and the run FIDELITY: FAIL.
 import { summarize } from './bundle-summary.ts';
 import { readdir } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
-import { EngineCallError, EngineHostDeadError, EngineHostError, EngineLoadError } from '../../engine-host/engine-errors.ts';
 import type { EngineDescription } from '../../engine-host/engine-description.ts';
-import { EngineHost, type PassResult } from '../../engine-host/engine-host.ts';
+import { EngineHost } from '../../engine-host/engine-host.ts';
 import { nothingToForce } from '../capture/teacher-forcing.ts';
 import { catalogueProblem, oracleStorageProblem } from './upfront-checks.ts';
 import { checkGivenWeights, NATIVE_AS_REFERENCE, openBundle, resolveWeights, type TraceBundle } from '../bundle/bundle-reader.ts';
 import { sha256File } from '../bundle/digest.ts';
 import { BundleError } from '../bundle/errors.ts';
-import type { BundleManifest, Contract, RunOutcome } from '../bundle/manifest-schema.ts';
-import { CaptureAbortedError, captureRun, type CaptureOptions, type CaptureResult } from '../capture/capture-run.ts';
+import type { Contract } from '../bundle/manifest-schema.ts';
 import { safePathComponent } from '../bundle/path-confinement.ts';
 import { toolInfo } from '../tool/tool-info.ts';
 import type { ContractSource } from '../compare/contracts-file.ts';
-import { withContracts } from '../compare/contracted-bundle.ts';
 import { admitReference } from '../compare/reference-contracts.ts';
-import { judgeCase, type RunStop } from './case-verdicts.ts';
+import { runGateCase, type PreparedCase } from './gate-case.ts';
+import { EngineLoadError } from '../../engine-host/engine-errors.ts';
 import {
   emptyCounts,
   type BundleSummary,
   type CaseResult,
-  type CaseRun,
   type DivergenceRef,
   type EngineSummary,
   type GapRecord,
@@ -42,32 +40,7 @@ import {
 import { LedgerError, loadLedger, type LedgerCase } from './ledger.ts';
 import { computeSeals } from './seals.ts';
 import { shardAssignment, shardPlanDigest, type ShardInfo, type ShardSpec } from './gate-shard.ts';
-import { gapIds } from './verdicts.ts';
-import { createOutputFolder } from '../io/output-folder.ts';
 import { InputError } from '../io/input-error.ts';
-
-/** The run was stopped (options.signal): what was captured stays in the work folder, nothing is signed. */
-export class GateAbortedError extends Error {
-  override name = 'GateAbortedError';
-}
-
-function stopIfAborted(signal: AbortSignal | undefined, where: string): void {
-  if (signal?.aborted) throw new GateAbortedError(`${typeof signal.reason === 'string' ? signal.reason : 'aborted'} ${where}`);
-}
-
-interface PreparedCase {
-  caseId: string;
-  /** A folder name for the case under workDir (the case id, made safe). */
-  folder: string;
-  referenceDir: string;
-  oracleDir: string | null;
-  manifest: BundleManifest;
-  reference: BundleSummary;
-  oracle: BundleSummary | null;
-  /** Null when the reference names no weights (the engine embeds or generates them). */
-  weights: { path: string; sha256: string; subjectName: string } | null;
-}
-
 
 async function openValidated(dir: string, expectedKind: 'reference' | 'oracle-f64', role: string, contracts: ContractSource | null = null): Promise<TraceBundle> {
   let bundle: TraceBundle;
@@ -209,62 +182,6 @@ async function assertFreshFolder(dir: string): Promise<void> {
   }
 }
 
-function statusWords(status: RunOutcome['status']): string {
-  switch (status) {
-    case 'crashed':
-      return 'the engine crashed';
-    case 'timeout':
-      return 'the engine timed out';
-    case 'engine_error':
-      return 'the engine returned an error';
-    case 'aborted':
-      return 'the run was aborted';
-    case 'completed':
-      return 'the run completed';
-  }
-}
-
-function describeRun(capture: CaptureResult | null, failure: string | null, passesExpected: number): { run: CaseRun; stop: RunStop | null } {
-  if (capture === null) {
-    const outcome: RunOutcome = { status: 'crashed', message: failure ?? 'the engine host died', last_pass: null, last_boundary: null };
-    const summary = `the engine host died before pass 0 could run: ${outcome.message}`;
-    return { run: { outcome, passesExpected, passesCompleted: 0, signal: null, summary }, stop: { pass: 0, description: summary } };
-  }
-  const { run, passes } = capture;
-  const completed = passes.filter((pass) => pass.status === 'ok').length;
-  const last: PassResult | undefined = passes.at(-1);
-  const signal = last?.status === 'crashed' ? last.signal : null;
-  if (run.status === 'completed') return { run: { outcome: run, passesExpected, passesCompleted: completed, signal, summary: '' }, stop: null };
-  const pass = last !== undefined && last.status !== 'ok' ? last.index : (run.last_pass ?? 0);
-  const lastBoundary = last !== undefined && last.status !== 'ok' ? last.lastBoundary : run.last_boundary;
-  const summary =
-    `${statusWords(run.status)} in pass ${pass}${last ? ` (${last.kind})` : ''}, ` +
-    `${lastBoundary === null ? 'before its first boundary' : `after boundary ${lastBoundary}`}` +
-    `${signal ? ` (${signal})` : ''}${run.message ? `: ${run.message}` : ''}`;
-  return { run: { outcome: run, passesExpected, passesCompleted: completed, signal, summary }, stop: { pass, description: summary } };
-}
-
-async function openNative(dir: string | null): Promise<{ bundle: TraceBundle | null; unreadable: string | null }> {
-  if (dir === null) return { bundle: null, unreadable: null };
-  try {
-    return { bundle: await openBundle(dir), unreadable: null };
-  } catch (error) {
-    if (error instanceof BundleError) return { bundle: null, unreadable: error.message };
-    throw error;
-  }
-}
-
-async function openOracle(dir: string | null): Promise<TraceBundle | null> {
-  if (dir === null) return null;
-  // Validated (digests included) before the run; every tensor is digest-checked again as it is read.
-  try {
-    return await openBundle(dir, { verify: 'none' });
-  } catch (error) {
-    if (error instanceof BundleError) throw new InputError(`oracle bundle ${dir} changed during the run: ${error.message}`);
-    throw error;
-  }
-}
-
 function addGap(gaps: GapRecord[], seen: Set<string>, gap: GapRecord): void {
   if (seen.has(gap.id)) return;
   seen.add(gap.id);
@@ -317,117 +234,9 @@ export async function runGate(options: GateOptions, progress?: (event: GateProgr
   const gaps: GapRecord[] = [];
   const gapSeen = new Set<string>();
   for (const [caseIndex, item] of prepared.entries()) {
-    stopIfAborted(options.signal, `before case ${item.caseId}`);
-    const passesExpected = item.manifest.passes.length;
-    progress?.({ kind: 'case_start', case: item.caseId, caseIndex, caseCount: prepared.length, passes: passesExpected });
-    const caseGaps: GapRecord[] = [];
-    if (item.oracleDir === null) {
-      caseGaps.push({ id: gapIds.oracleAbsent(item.caseId), case: item.caseId, reason: `case ${item.caseId} has no fp64 oracle bundle: no boundary was compared against the oracle` });
-    }
-
-    const nativeDir = join(workDir, item.folder, 'native');
-    await createOutputFolder(join(workDir, item.folder), '--work');
-    const captureOptions: CaptureOptions = {
-      library,
-      referenceDir: item.referenceDir,
-      outDir: nativeDir,
-      // The weights resolved and digest-checked above, so the capture opens exactly those.
-      weightsPath: item.weights?.path ?? null,
-      isolation: options.isolation,
-      passTimeoutMs: options.passTimeoutMs,
-      options: options.engineOptions,
-      command: options.command ?? `trace-inspector --gate (case ${item.caseId})`,
-      // Verified in full (every file and tensor digest, padding) before any engine ran.
-      referenceVerified: true,
-      referenceContracts: options.referenceContracts?.source ?? null,
-      onPass: (pass) =>
-        progress?.({
-          kind: 'pass',
-          case: item.caseId,
-          pass: pass.index,
-          passes: passesExpected,
-          status: pass.status,
-          detail: pass.status === 'ok' ? `${pass.mode}, ${pass.recordCount} records` : pass.message,
-        }),
-    };
-    // Teacher forcing and layer isolation belong to the capture; the gate only asks for them.
-    if (options.teacherForce) captureOptions.teacherForce = true;
-    if (options.isolate) captureOptions.isolate = true;
-    if (options.forceRoundingDecisions === false) captureOptions.forceRoundingDecisions = false;
-    if (options.signal !== undefined) captureOptions.signal = options.signal;
-
-    let capture: CaptureResult | null = null;
-    let hostFailure: string | null = null;
-    try {
-      capture = await captureRun(captureOptions);
-    } catch (error) {
-      if (error instanceof CaptureAbortedError) throw new GateAbortedError(`case ${item.caseId}: ${error.message}`);
-      if (error instanceof InputError) throw error.within(`case ${item.caseId}`);
-      if (error instanceof EngineLoadError || error instanceof BundleError || error instanceof EngineCallError) {
-        throw new InputError(`case ${item.caseId}: ${error.message}`);
-      }
-      // The engine died outside a pass (opening the session, setting an input): a crash, judged as one.
-      if (error instanceof EngineHostDeadError || error instanceof EngineHostError) hostFailure = error.message;
-      else throw error;
-    }
-    stopIfAborted(options.signal, `during case ${item.caseId} (its capture is finished as aborted in ${nativeDir})`);
-    const { run, stop } = describeRun(capture, hostFailure, passesExpected);
-    const nativeManifest = capture?.manifestPath ?? null;
-    const nativeFolder = nativeManifest === null ? null : nativeDir;
-
-    const reference = capture?.reference ?? (await withContracts(await openBundle(item.referenceDir, { verify: 'none' }), options.referenceContracts?.source ?? null));
-    const opened = await openNative(nativeFolder);
-    let nativeUnreadable = opened.unreadable;
-    if (nativeFolder === null && run.outcome.status !== 'completed') {
-      const recovery = capture?.passes.at(-1);
-      const why = recovery && 'recoveryError' in recovery && recovery.recoveryError ? `: ${recovery.recoveryError}` : '';
-      nativeUnreadable = capture === null ? null : `${run.summary}; its capture could not be recovered${why}`;
-    }
-    const oracle = await openOracle(item.oracleDir);
-    let judged;
-    try {
-      judged = await judgeCase({
-        caseId: item.caseId,
-        reference,
-        native: opened.bundle,
-        oracle,
-        description,
-        ledger: ledger.entries,
-        stop,
-        nativeUnreadable,
-        contracts,
-        onCompared: (done, total) => progress?.({ kind: 'compare', case: item.caseId, done, total }),
-      });
-    } finally {
-      await Promise.all([reference.close(), opened.bundle?.close(), oracle?.close()]);
-    }
-
-    const seenInCase = new Set(caseGaps.map((gap) => gap.id));
-    for (const verdict of judged.verdicts) {
-      if (verdict.gapId === null || seenInCase.has(verdict.gapId)) continue;
-      seenInCase.add(verdict.gapId);
-      caseGaps.push({ id: verdict.gapId, case: verdict.gapId.startsWith('not_in_catalogue:') ? null : item.caseId, reason: verdict.reason });
-    }
-    for (const gap of caseGaps) addGap(gaps, gapSeen, gap);
-    const firstDivergence = judged.verdicts.findIndex((verdict) => verdict.verdict === 'FAIL' || verdict.verdict === 'REVIEW_REQUIRED');
-    cases.push({
-      id: item.caseId,
-      reference: item.reference,
-      oracle: item.oracle,
-      weights: item.weights,
-      nativeDir: nativeFolder,
-      isolatedDir: capture?.isolated?.manifestPath ? capture.isolated.dir : null,
-      teacherForcing: capture?.teacherForcing ?? null,
-      run,
-      verdicts: judged.verdicts,
-      counts: judged.counts,
-      compared: judged.compared,
-      firstDivergence: firstDivergence === -1 ? null : firstDivergence,
-      unreadable: judged.unreadable,
-      gaps: caseGaps,
-      audio: judged.audio,
-    });
-    progress?.({ kind: 'case_end', case: item.caseId, caseIndex, caseCount: prepared.length, counts: judged.counts, run: run.outcome.status });
+    const result = await runGateCase(item, { options, library, workDir, description, ledger: ledger.entries, contracts, caseIndex, caseCount: prepared.length, ...(progress !== undefined ? { progress } : {}) });
+    for (const gap of result.gaps) addGap(gaps, gapSeen, gap);
+    cases.push(result);
   }
 
   // ---- seal ----------------------------------------------------------------------------------
