@@ -8,7 +8,7 @@ import type { RawData, WebSocket } from 'ws';
 import { CallFrameSchema, type InspectorEvent, type ReplyFrame } from '../../protocol/inspector-api.ts';
 import type { DispatchResult } from '../session/dispatch-call.ts';
 
-/** What dispatchCall (main/session) returns: it validates method, request and response, never throws. */
+/** What runCall (main/session) returns: it validates method and request, never throws; the page validates the reply. */
 export type DispatchOutcome = DispatchResult;
 
 /** The core as serve mode needs it: injected, so the server is testable with any real core. */

@@ -1,9 +1,12 @@
-// The one entry point both hosts call: validates the method name and the request against
-// INSPECTOR_METHODS and runs the handler. Never throws: every failure becomes { ok: false, error }
-// with a stable code and a message naming the field at fault. A reply is validated once, where it
-// is received: the Electron host answers through runCall, whose replies the preload parses with
-// the API's schemas as they enter the renderer; dispatchCall also validates the response before
-// it leaves (serve mode, whose renderer checks again what crosses the network, and the tests).
+// The one entry point both hosts call (runCall): validates the method name and the request
+// against INSPECTOR_METHODS and runs the handler. Never throws: every failure becomes
+// { ok: false, error } with a stable code and a message naming the field at fault. A reply is
+// validated once, where it is received: on the Electron path by the preload as it enters the
+// renderer, in serve mode by the page's validatingTransport after the network hop. Validating it
+// again before it leaves would cost a second parse of every row batch on the thread that serves
+// the socket and catch nothing the receiver does not. dispatchCall (runCall plus the response
+// check) is for in-process callers with no receiver of their own: the session tests, which use
+// it to prove every handler's response matches the API.
 import type { z } from 'zod';
 import { INSPECTOR_METHODS, InspectorMethodSchema, type CallError, type InspectorHandlers, type InspectorMethod } from '../../protocol/inspector-api.ts';
 import { CALL_CODES, asCallError } from './session-errors.ts';

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { packageRoot } from '../../core/tool/tool-info.ts';
-import { InspectorSession, dispatchCall } from '../../session/inspector-session.ts';
+import { InspectorSession, runCall } from '../../session/inspector-session.ts';
 import { startServeServer, type ServeServer } from '../../serve/serve-server.ts';
 import type { DispatchOutcome } from '../../serve/api-socket.ts';
 import { EXIT_OK, EXIT_USAGE, type CliIO } from '../cli-io.ts';
@@ -75,7 +75,9 @@ export async function runServeCommand(argv: readonly string[], io: CliIO, hooks:
   }
   const workDir = resolve(io.cwd, args.work);
   const session = InspectorSession.create({ workDir, recentFile: join(workDir, 'recent.json') });
-  const dispatch = (method: string, request: unknown): Promise<DispatchOutcome> => dispatchCall(session.handlers, method, request);
+  // Each reply is validated once, where it is received: by the page's validatingTransport, which
+  // treats the socket as the untrusted hop it is (as the preload does on the Electron path).
+  const dispatch = (method: string, request: unknown): Promise<DispatchOutcome> => runCall(session.handlers, method, request);
   try {
     for (const call of openingCalls(args, io.cwd)) {
       const outcome = await dispatch(call.method, call.request);
