@@ -38,6 +38,7 @@ import {
   type PassKind,
   type ReplyError,
   type ReplyValue,
+  type CaptureStats,
   type SessionState,
   type WorkerOp,
   type WorkerRequest,
@@ -93,6 +94,8 @@ export interface PassOk {
   /** Time inside ti_prefill / ti_decode, record callbacks included, measured in the worker. */
   durationMs: number;
   state: SessionState;
+  /** When capturing through the capture pool: the engine thread's share (callback time, waits for room). */
+  capture?: CaptureStats;
 }
 
 export interface PassEngineError {

@@ -88,6 +88,19 @@ export function outputModeOf(state: SessionState): string | null {
   return state.last_output ?? state.mode ?? null;
 }
 
+/** The engine thread's share of a captured pass (captures through the capture pool). */
+export const CaptureStatsSchema = z.object({
+  /** Time in the record callback (read, check, copy into the pool, waits included). */
+  callbackMs: z.number().nonnegative(),
+  /** Of which waiting for room in the pool (back-pressure). */
+  waitMs: z.number().nonnegative(),
+  /** Records (or pass entries) that found the pool full. */
+  waits: Extent,
+  /** Bytes of the pool's ring. */
+  poolBytes: Extent,
+});
+export type CaptureStats = z.infer<typeof CaptureStatsSchema>;
+
 export const PassOkSchema = z.object({
   status: z.literal('ok'),
   index: Extent,
@@ -100,6 +113,7 @@ export const PassOkSchema = z.object({
   /** Wall time of the ti_prefill/ti_decode call inside the worker, callbacks included. */
   durationMs: z.number().nonnegative(),
   state: SessionStateSchema,
+  capture: CaptureStatsSchema.optional(),
 });
 export const PassEngineErrorSchema = z.object({
   status: z.literal('engine_error'),
