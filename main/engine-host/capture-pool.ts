@@ -40,6 +40,13 @@ export const DEFAULT_POOL_BYTES = 64 * 1024 * 1024;
 export const MIN_POOL_BYTES = 4096;
 /** How long a wait for the writer sleeps before it checks again that the writer is alive. */
 const WAIT_SLICE_MS = 1000;
+/**
+ * The writer is woken once this many bytes (or a quarter of the ring, if less) are published
+ * since it was last woken, when a pass ends, and when the engine waits for room: not for every
+ * record (a wake is a system call, and small records would pay one each). In between it wakes
+ * by itself every WRITER_IDLE_MS (capture-writer-thread.ts).
+ */
+const WAKE_BYTES = 1024 * 1024;
 
 /** Engine-thread time spent waiting for room in the pool, over a capture. */
 export interface PoolWaits {
@@ -67,6 +74,8 @@ export class CapturePool {
   private seq = 0;
   private failure: string | null = null;
   private ended = false;
+  /** Head when the writer was last woken. */
+  private woken = 0;
   readonly waits: PoolWaits = { count: 0, ms: 0 };
 
   private constructor(
@@ -127,6 +136,7 @@ export class CapturePool {
     if (4 + modeBytes > this.payload.length) throw new CapturePoolError(`output mode of ${modeBytes} bytes is too long`);
     if (mode !== null) this.payload.write(mode, 4, 'utf8');
     this.control(ENTRY_KIND.END_PASS, 4 + modeBytes);
+    this.wake(); // the writer seals the pass now
   }
 
   /**
@@ -145,6 +155,11 @@ export class CapturePool {
       this.memory.storeFrom(dataAt, source, dataBytes);
     }
     this.commit(at, payloadBytes);
+  }
+
+  /** Waits until the writer has applied every entry put in so far (a pass ended: sealed); throws its failure. */
+  waitApplied(): void {
+    this.waitForRoom(this.capacity, true);
   }
 
   /** Throws the writer's failure, if it failed (a disk full, a file it could not write). */
@@ -211,6 +226,10 @@ export class CapturePool {
     if (fd === null) throw new CapturePoolError('the capture pool is closed');
     const address = this.memory.map(fd, POOL_HEADER_BYTES + capacity);
     if (this.address !== 0) this.memory.unmap(this.address, POOL_HEADER_BYTES + this.capacity);
+    // Every page stored once now, outside any pass: a record then copies into pages that are
+    // in memory and writable, without a page fault (the first store to a page of a new file
+    // mapping costs more than copying the page).
+    this.memory.zero(address + POOL_HEADER_BYTES, capacity);
     this.address = address;
     this.capacity = capacity;
     this.base = this.head;
@@ -291,6 +310,11 @@ export class CapturePool {
 
   private publish(): void {
     Atomics.store(this.positions, POSITION.HEAD, BigInt(this.head));
+    if (this.head - this.woken >= Math.min(WAKE_BYTES, this.capacity / 4)) this.wake();
+  }
+
+  private wake(): void {
+    this.woken = this.head;
     Atomics.add(this.signals, SIGNAL.HEAD, 1);
     Atomics.notify(this.signals, SIGNAL.HEAD, 1);
   }
@@ -308,6 +332,7 @@ export class CapturePool {
         waited = true;
         started = performance.now();
         this.waits.count += 1;
+        this.wake();
       }
       Atomics.wait(this.signals, SIGNAL.TAIL, seen, WAIT_SLICE_MS);
     }

@@ -17,6 +17,9 @@ import { NativeBundleWriter } from '../core/bundle/native-bundle-writer.ts';
 import { POSITION, SIGNAL, SIGNAL_SLOTS, WriterDataSchema, WriterRequestSchema, type WriterMessage, type WriterRequest } from './capture-pool-protocol.ts';
 import { nativeMemory, type NativeMemory } from './native-memory.ts';
 
+/** The producer wakes the writer only now and then (capture-pool.ts, WAKE_BYTES): between wakes it looks by itself this often. */
+const WRITER_IDLE_MS = 20;
+
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -51,7 +54,7 @@ class CaptureWriterThread {
         if (this.handle(received.message)) return;
       }
       this.applyRing();
-      Atomics.wait(this.signals, SIGNAL.HEAD, seen);
+      Atomics.wait(this.signals, SIGNAL.HEAD, seen, WRITER_IDLE_MS);
     }
   }
 

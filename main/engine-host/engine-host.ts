@@ -320,10 +320,16 @@ export class EngineHost {
     await this.call({ op: 'inject', boundary, tensor: tensorMessage(tensor) });
   }
 
-  /** Records of every later pass go to a native bundle written in `dir` (fresh or empty). */
-  async beginCapture(dir: string, header: NativeBundleHeader): Promise<void> {
+  /**
+   * Records of every later pass go to a native bundle written in `dir` (fresh or empty). A pass
+   * is sealed (pass-NNN.safetensors, journaled) when its runPass resolves; with `sealBehind`,
+   * runPass resolves as soon as the engine is done and the capture writer seals behind it (for
+   * callers that read the bundle only once it is finished: throughput), a writer failure then
+   * reported by a later runPass or by finishCapture.
+   */
+  async beginCapture(dir: string, header: NativeBundleHeader, options: { sealBehind?: boolean } = {}): Promise<void> {
     const absolute = resolvePath(dir);
-    await this.call({ op: 'beginCapture', dir: absolute, header });
+    await this.call({ op: 'beginCapture', dir: absolute, header, ...(options.sealBehind === true ? { sealBehind: true } : {}) });
     this.captureDir = absolute;
   }
 

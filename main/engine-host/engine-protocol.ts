@@ -59,7 +59,8 @@ export const WorkerRequestSchema = z.discriminatedUnion('op', [
   z.object({ id: RequestId, op: z.literal('setRecording'), enabled: z.boolean() }),
   z.object({ id: RequestId, op: z.literal('inject'), boundary: z.string().min(1), tensor: TensorMessageSchema }),
   // The header is validated where it is used, by NativeBundleWriter.create (NativeCaptureHeaderSchema).
-  z.object({ id: RequestId, op: z.literal('beginCapture'), dir: z.string().min(1), header: z.unknown() }),
+  /** `sealBehind`: runPass replies when the engine is done, the writer sealing the pass behind it (default: once the pass is sealed). */
+  z.object({ id: RequestId, op: z.literal('beginCapture'), dir: z.string().min(1), header: z.unknown(), sealBehind: z.boolean().optional() }),
   z.object({ id: RequestId, op: z.literal('runPass'), kind: PassKindSchema }),
   z.object({ id: RequestId, op: z.literal('reset') }),
   z.object({ id: RequestId, op: z.literal('state') }),
@@ -96,6 +97,8 @@ export const CaptureStatsSchema = z.object({
   waitMs: z.number().nonnegative(),
   /** Records (or pass entries) that found the pool full. */
   waits: Extent,
+  /** After the pass, waiting for the writer to seal it (0 with sealBehind). */
+  sealWaitMs: z.number().nonnegative(),
   /** Bytes of the pool's ring. */
   poolBytes: Extent,
 });

@@ -168,7 +168,17 @@ function poolBytes(): number {
  */
 type CaptureTarget =
   | { readonly kind: 'direct'; readonly writer: NativeBundleWriter }
-  | { readonly kind: 'pooled'; readonly pool: CapturePool; readonly dir: string; readonly encoder: FrameEncoder; pass: PooledPass | null };
+  | {
+      readonly kind: 'pooled';
+      readonly pool: CapturePool;
+      readonly dir: string;
+      readonly encoder: FrameEncoder;
+      /** runPass replies before the writer has sealed the pass. */
+      readonly sealBehind: boolean;
+      pass: PooledPass | null;
+      /** Time the last pass's runPass waited for its seal. */
+      sealWaitMs: number;
+    };
 
 /** What the engine thread keeps of the pass being captured through the pool (for the record checks). */
 interface PooledPass {
@@ -291,7 +301,7 @@ class EngineWorker {
       case 'inject':
         return this.setTensor('ti_inject', request.boundary, request.tensor);
       case 'beginCapture':
-        return this.beginCapture(request.dir, request.header);
+        return this.beginCapture(request.dir, request.header, request.sealBehind ?? false);
       case 'runPass':
         return this.runPass(request.kind);
       case 'reset': {
@@ -385,13 +395,13 @@ class EngineWorker {
     return null;
   }
 
-  private beginCapture(dir: string, header: unknown): null {
+  private beginCapture(dir: string, header: unknown, sealBehind: boolean): null {
     if (this.capture) throw new EngineHostError(`a capture is already open (finishCapture it first)`);
     const memory = this.memory;
     this.capture =
       memory === null
         ? { kind: 'direct', writer: NativeBundleWriter.create(dir, header) }
-        : { kind: 'pooled', pool: CapturePool.open(dir, header, memory, poolBytes()), dir, encoder: new FrameEncoder(), pass: null };
+        : { kind: 'pooled', pool: CapturePool.open(dir, header, memory, poolBytes()), dir, encoder: new FrameEncoder(), sealBehind, pass: null, sealWaitMs: 0 };
     return null;
   }
 
@@ -417,15 +427,24 @@ class EngineWorker {
     capture.pass = { index, names: new Set(), records: 0 };
   }
 
-  /** The pass ended (`mode` null: it failed). Through the pool, a failure of the writer is thrown here. */
+  /**
+   * The pass ended (`mode` null: it failed). Through the pool, the writer seals it; unless the
+   * capture seals behind, this waits until it has (a writer failure is thrown here).
+   */
   private endCapturedPass(mode: string | null): void {
     const capture = this.capture;
     if (capture === null) return;
     if (capture.kind === 'direct') return capture.writer.endPass(mode);
     const pass = capture.pass;
     capture.pass = null;
+    capture.sealWaitMs = 0;
     capture.pool.throwIfFailed();
     if (pass !== null) capture.pool.endPass(pass.index, mode);
+    if (!capture.sealBehind) {
+      const started = performance.now();
+      capture.pool.waitApplied();
+      capture.sealWaitMs = performance.now() - started;
+    }
   }
 
   private state(session: SessionHandle): SessionState {
@@ -518,7 +537,15 @@ class EngineWorker {
     const capture = this.capture;
     const stats =
       capture?.kind === 'pooled' && waitsBefore !== null
-        ? { capture: { callbackMs: this.callbackMs, waitMs: capture.pool.waits.ms - waitsBefore.ms, waits: capture.pool.waits.count - waitsBefore.count, poolBytes: capture.pool.size } }
+        ? {
+            capture: {
+              callbackMs: this.callbackMs,
+              waitMs: capture.pool.waits.ms - waitsBefore.ms,
+              waits: capture.pool.waits.count - waitsBefore.count,
+              poolBytes: capture.pool.size,
+              sealWaitMs: capture.sealWaitMs,
+            },
+          }
         : {};
     return { status: 'ok', index, kind, mode, recordCount: pass.recordCount, bytes: pass.bytes, durationMs, state, ...stats };
   }
