@@ -93,6 +93,8 @@ export interface PassOk {
   bytes: number;
   /** Time inside ti_prefill / ti_decode, record callbacks included, measured in the worker. */
   durationMs: number;
+  /** CPU time of the engine's thread during the pass, where it can be read (its work, without time lost to other processes). */
+  threadCpuMs?: number;
   state: SessionState;
   /** When capturing through the capture pool: the engine thread's share (callback time, waits for room). */
   capture?: CaptureStats;

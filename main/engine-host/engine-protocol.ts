@@ -115,6 +115,8 @@ export const PassOkSchema = z.object({
   bytes: Extent,
   /** Wall time of the ti_prefill/ti_decode call inside the worker, callbacks included. */
   durationMs: z.number().nonnegative(),
+  /** CPU time of the engine's thread during that call (where it can be read): its work, without time lost to other processes. */
+  threadCpuMs: z.number().nonnegative().optional(),
   state: SessionStateSchema,
   capture: CaptureStatsSchema.optional(),
 });

@@ -42,6 +42,7 @@ import {
 import { CapturePool, CapturePoolError, DEFAULT_POOL_BYTES } from './capture-pool.ts';
 import { EngineCallError, EngineHostError, EngineLoadError } from './engine-errors.ts';
 import { nativeMemory, type NativeMemory } from './native-memory.ts';
+import { threadCpuMs } from './thread-cpu-time.ts';
 import {
   ANNOUNCE_BATCH,
   ANNOUNCE_INTERVAL_MS,
@@ -482,6 +483,7 @@ class EngineWorker {
     this.callbackMs = 0;
     const waitsBefore = this.capture?.kind === 'pooled' ? { ...this.capture.pool.waits } : null;
     this.active = pass;
+    const cpuStarted = threadCpuMs();
     const started = performance.now();
     let status: number;
     try {
@@ -490,6 +492,7 @@ class EngineWorker {
       this.active = null;
     }
     const durationMs = performance.now() - started;
+    const cpuEnded = cpuStarted === null ? null : threadCpuMs();
     this.announcer.flush();
     // The capture could not take a record (its writer failed, the disk is full): the capture's error, not the engine's.
     if (pass.poolFailure !== null) {
@@ -547,7 +550,8 @@ class EngineWorker {
             },
           }
         : {};
-    return { status: 'ok', index, kind, mode, recordCount: pass.recordCount, bytes: pass.bytes, durationMs, state, ...stats };
+    const cpu = cpuStarted !== null && cpuEnded !== null ? { threadCpuMs: Math.max(0, cpuEnded - cpuStarted) } : {};
+    return { status: 'ok', index, kind, mode, recordCount: pass.recordCount, bytes: pass.bytes, durationMs, ...cpu, state, ...stats };
   }
 
   /** The ti_record_fn: runs on this thread inside ti_prefill / ti_decode. Never throws. */
