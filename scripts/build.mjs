@@ -22,6 +22,7 @@ async function buildNodeEntries() {
   const entryPoints = {
     cli: 'main/cli/index.ts',
     'engine-worker': 'main/engine-host/engine-worker.ts',
+    'capture-writer': 'main/engine-host/capture-writer-thread.ts',
     'engine-host-process': 'main/engine-host/engine-host-process.ts',
   };
   const present = Object.fromEntries(

@@ -38,6 +38,7 @@ import {
   type PassKind,
   type ReplyError,
   type ReplyValue,
+  type CaptureStats,
   type SessionState,
   type WorkerOp,
   type WorkerRequest,
@@ -92,7 +93,11 @@ export interface PassOk {
   bytes: number;
   /** Time inside ti_prefill / ti_decode, record callbacks included, measured in the worker. */
   durationMs: number;
+  /** CPU time of the engine's thread during the pass, where it can be read (its work, without time lost to other processes). */
+  threadCpuMs?: number;
   state: SessionState;
+  /** When capturing through the capture pool: the engine thread's share (callback time, waits for room). */
+  capture?: CaptureStats;
 }
 
 export interface PassEngineError {
@@ -317,10 +322,16 @@ export class EngineHost {
     await this.call({ op: 'inject', boundary, tensor: tensorMessage(tensor) });
   }
 
-  /** Records of every later pass go to a native bundle written in `dir` (fresh or empty). */
-  async beginCapture(dir: string, header: NativeBundleHeader): Promise<void> {
+  /**
+   * Records of every later pass go to a native bundle written in `dir` (fresh or empty). A pass
+   * is sealed (pass-NNN.safetensors, journaled) when its runPass resolves; with `sealBehind`,
+   * runPass resolves as soon as the engine is done and the capture writer seals behind it (for
+   * callers that read the bundle only once it is finished: throughput), a writer failure then
+   * reported by a later runPass or by finishCapture.
+   */
+  async beginCapture(dir: string, header: NativeBundleHeader, options: { sealBehind?: boolean } = {}): Promise<void> {
     const absolute = resolvePath(dir);
-    await this.call({ op: 'beginCapture', dir: absolute, header });
+    await this.call({ op: 'beginCapture', dir: absolute, header, ...(options.sealBehind === true ? { sealBehind: true } : {}) });
     this.captureDir = absolute;
   }
 

@@ -59,7 +59,8 @@ export const WorkerRequestSchema = z.discriminatedUnion('op', [
   z.object({ id: RequestId, op: z.literal('setRecording'), enabled: z.boolean() }),
   z.object({ id: RequestId, op: z.literal('inject'), boundary: z.string().min(1), tensor: TensorMessageSchema }),
   // The header is validated where it is used, by NativeBundleWriter.create (NativeCaptureHeaderSchema).
-  z.object({ id: RequestId, op: z.literal('beginCapture'), dir: z.string().min(1), header: z.unknown() }),
+  /** `sealBehind`: runPass replies when the engine is done, the writer sealing the pass behind it (default: once the pass is sealed). */
+  z.object({ id: RequestId, op: z.literal('beginCapture'), dir: z.string().min(1), header: z.unknown(), sealBehind: z.boolean().optional() }),
   z.object({ id: RequestId, op: z.literal('runPass'), kind: PassKindSchema }),
   z.object({ id: RequestId, op: z.literal('reset') }),
   z.object({ id: RequestId, op: z.literal('state') }),
@@ -88,6 +89,21 @@ export function outputModeOf(state: SessionState): string | null {
   return state.last_output ?? state.mode ?? null;
 }
 
+/** The engine thread's share of a captured pass (captures through the capture pool). */
+export const CaptureStatsSchema = z.object({
+  /** Time in the record callback (read, check, copy into the pool, waits included). */
+  callbackMs: z.number().nonnegative(),
+  /** Of which waiting for room in the pool (back-pressure). */
+  waitMs: z.number().nonnegative(),
+  /** Records (or pass entries) that found the pool full. */
+  waits: Extent,
+  /** After the pass, waiting for the writer to seal it (0 with sealBehind). */
+  sealWaitMs: z.number().nonnegative(),
+  /** Bytes of the pool's ring. */
+  poolBytes: Extent,
+});
+export type CaptureStats = z.infer<typeof CaptureStatsSchema>;
+
 export const PassOkSchema = z.object({
   status: z.literal('ok'),
   index: Extent,
@@ -99,7 +115,10 @@ export const PassOkSchema = z.object({
   bytes: Extent,
   /** Wall time of the ti_prefill/ti_decode call inside the worker, callbacks included. */
   durationMs: z.number().nonnegative(),
+  /** CPU time of the engine's thread during that call (where it can be read): its work, without time lost to other processes. */
+  threadCpuMs: z.number().nonnegative().optional(),
   state: SessionStateSchema,
+  capture: CaptureStatsSchema.optional(),
 });
 export const PassEngineErrorSchema = z.object({
   status: z.literal('engine_error'),

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { packageRoot } from '../core/tool/tool-info.ts';
 import { EngineHostError } from './engine-errors.ts';
 
-export type EngineScript = 'engine-worker' | 'engine-host-process';
+export type EngineScript = 'engine-worker' | 'engine-host-process' | 'capture-writer';
 
 export function engineScriptPath(script: EngineScript): string {
   const path = join(packageRoot(), 'dist', `${script}.js`);

@@ -1,23 +1,31 @@
 // The engine worker: a worker_threads Worker that loads an engine library with koffi and drives
 // one session on request. During a pass the engine calls the record callback on this thread,
 // once per boundary; the callback reads the ti_record, leaves the crash crumb, announces it to
-// the caller (no data), and, when capturing, copies its bytes straight from the engine into the
-// capture's next frame (gathered into row-major when the engine's strides are not) and appends
-// that frame to the pass's spill, all synchronously, before the engine goes on.
+// the caller (no data), and, when capturing, copies its bytes ONCE, straight from the engine
+// into the next entry of the capture pool (capture-pool.ts; gathered into row-major first when
+// the engine's strides are not), before the engine goes on. Checksums, spills, hashing, sealing
+// and the journal are the capture writer thread's (capture-writer-thread.ts); when the pool is
+// full the callback waits for it (back-pressure: memory stays bounded by the pool).
 //
 // Per record that is one read of the ti_record (four small memcpy calls), one 16-byte store of
-// the crumb, one copy of the data and one append of the frame. Where the C library allows
-// (native-memory.ts), the crumb and the spill are shared mappings of their files, so neither
-// costs a system call; elsewhere (or with TRACE_INSPECTOR_SPILL=write) both are write() calls.
+// the crumb, and four stores into the pool (entry header, frame header, data, magic). Where the
+// C library has no shared mappings (native-memory.ts), or with TRACE_INSPECTOR_SPILL=write, the
+// capture is written on this thread instead: each record is framed, checksummed and appended
+// to the pass's spill with one write(), and the pass is sealed at its end.
 //
 // Bundled by scripts/build.mjs into dist/engine-worker.js; started by engine-host.ts ('thread'
 // isolation) or by engine-host-process.ts ('process' isolation).
 import { openSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parentPort, workerData } from 'node:worker_threads';
+import { z } from 'zod';
 import { DTYPE_SIZE, dtypeFromAbi, abiFromDtype, type DType } from '../core/bundle/dtype.ts';
 import type { RunOutcome } from '../core/bundle/manifest-schema.ts';
-import { NativeBundleWriter, type SpillLogFactory } from '../core/bundle/native-bundle-writer.ts';
+import { FrameEncoder, FrameFieldError } from '../core/bundle/capture-frame.ts';
+import { passFileName } from '../core/bundle/capture-journal.ts';
+import { checkCaptureRecord, frameFieldError } from '../core/bundle/capture-record-check.ts';
+import { NativeBundleWriter } from '../core/bundle/native-bundle-writer.ts';
 import { gatherStrided } from '../core/bundle/tensor-view.ts';
 import {
   createRecordGuard,
@@ -31,9 +39,10 @@ import {
   type RegisteredRecordCallback,
   type SessionHandle,
 } from './abi-binding.ts';
+import { CapturePool, CapturePoolError, DEFAULT_POOL_BYTES } from './capture-pool.ts';
 import { EngineCallError, EngineHostError, EngineLoadError } from './engine-errors.ts';
-import { MappedSpillLog } from './mapped-spill-log.ts';
 import { nativeMemory, type NativeMemory } from './native-memory.ts';
+import { threadCpuMs } from './thread-cpu-time.ts';
 import {
   ANNOUNCE_BATCH,
   ANNOUNCE_INTERVAL_MS,
@@ -79,6 +88,8 @@ interface ActivePass {
   lastBoundary: string | null;
   /** Why the host stopped the pass (the callback returned nonzero), if it did. */
   failure: string | null;
+  /** The capture pool's failure that stopped it (the capture cannot go on: reported as the host's error, not the engine's). */
+  poolFailure: CapturePoolError | null;
 }
 
 function errorMessage(error: unknown): string {
@@ -142,13 +153,39 @@ class Crumb {
   }
 }
 
+/** The capture pool's size: TRACE_INSPECTOR_CAPTURE_POOL_BYTES when set (a positive integer), else the default. */
+const PoolBytesSchema = z.coerce.number().int().positive();
+function poolBytes(): number {
+  const given = process.env['TRACE_INSPECTOR_CAPTURE_POOL_BYTES'];
+  if (given === undefined || given === '') return DEFAULT_POOL_BYTES;
+  const parsed = PoolBytesSchema.safeParse(given);
+  if (!parsed.success) throw new EngineHostError(`TRACE_INSPECTOR_CAPTURE_POOL_BYTES=${given}: expected a positive number of bytes`);
+  return parsed.data;
+}
+
 /**
- * The spill log captures use: the shared mapping where available, unless
- * TRACE_INSPECTOR_SPILL=write asks for the portable one-write-per-record log.
+ * Where a capture's records go: the capture pool (the writer thread does the rest), or, without
+ * shared mappings, a NativeBundleWriter on this thread.
  */
-function spillLogFactory(memory: NativeMemory | null): SpillLogFactory | undefined {
-  if (memory === null || process.env['TRACE_INSPECTOR_SPILL'] === 'write') return undefined;
-  return () => new MappedSpillLog(memory);
+type CaptureTarget =
+  | { readonly kind: 'direct'; readonly writer: NativeBundleWriter }
+  | {
+      readonly kind: 'pooled';
+      readonly pool: CapturePool;
+      readonly dir: string;
+      readonly encoder: FrameEncoder;
+      /** runPass replies before the writer has sealed the pass. */
+      readonly sealBehind: boolean;
+      pass: PooledPass | null;
+      /** Time the last pass's runPass waited for its seal. */
+      sealWaitMs: number;
+    };
+
+/** What the engine thread keeps of the pass being captured through the pool (for the record checks). */
+interface PooledPass {
+  readonly index: number;
+  readonly names: Set<string>;
+  records: number;
 }
 
 /** The native memory calls this worker may use (null: write() everywhere). */
@@ -224,7 +261,9 @@ class EngineWorker {
   private callback: RegisteredRecordCallback | null = null;
   private guard: RecordGuard | null = null;
   private recording = true;
-  private capture: NativeBundleWriter | null = null;
+  private capture: CaptureTarget | null = null;
+  /** Engine-thread time in the record callback during the pass being run (capture statistics). */
+  private callbackMs = 0;
   private readonly catalogue = new Map<string, CatalogueEntry>();
   private crumb: Crumb | null = null;
   private memory: NativeMemory | null = null;
@@ -263,7 +302,7 @@ class EngineWorker {
       case 'inject':
         return this.setTensor('ti_inject', request.boundary, request.tensor);
       case 'beginCapture':
-        return this.beginCapture(request.dir, request.header);
+        return this.beginCapture(request.dir, request.header, request.sealBehind ?? false);
       case 'runPass':
         return this.runPass(request.kind);
       case 'reset': {
@@ -357,10 +396,13 @@ class EngineWorker {
     return null;
   }
 
-  private beginCapture(dir: string, header: unknown): null {
+  private beginCapture(dir: string, header: unknown, sealBehind: boolean): null {
     if (this.capture) throw new EngineHostError(`a capture is already open (finishCapture it first)`);
-    const spillLog = spillLogFactory(this.memory);
-    this.capture = NativeBundleWriter.create(dir, header, spillLog === undefined ? {} : { spillLog });
+    const memory = this.memory;
+    this.capture =
+      memory === null
+        ? { kind: 'direct', writer: NativeBundleWriter.create(dir, header) }
+        : { kind: 'pooled', pool: CapturePool.open(dir, header, memory, poolBytes()), dir, encoder: new FrameEncoder(), sealBehind, pass: null, sealWaitMs: 0 };
     return null;
   }
 
@@ -368,7 +410,42 @@ class EngineWorker {
     const capture = this.capture;
     if (!capture) throw new EngineHostError('finishCapture: no capture is open (call beginCapture first)');
     this.capture = null;
-    return { manifestPath: capture.finish(run) };
+    if (capture.kind === 'direct') return { manifestPath: capture.writer.finish(run) };
+    try {
+      return { manifestPath: capture.pool.finish(run) };
+    } catch (error) {
+      capture.pool.close(); // the writer thread stops; what it wrote stays for recover
+      throw error;
+    }
+  }
+
+  private beginCapturedPass(index: number, kind: PassKind): void {
+    const capture = this.capture;
+    if (capture === null) return;
+    if (capture.kind === 'direct') return capture.writer.beginPass(index, kind);
+    capture.pool.throwIfFailed();
+    capture.pool.beginPass(index, kind);
+    capture.pass = { index, names: new Set(), records: 0 };
+  }
+
+  /**
+   * The pass ended (`mode` null: it failed). Through the pool, the writer seals it; unless the
+   * capture seals behind, this waits until it has (a writer failure is thrown here).
+   */
+  private endCapturedPass(mode: string | null): void {
+    const capture = this.capture;
+    if (capture === null) return;
+    if (capture.kind === 'direct') return capture.writer.endPass(mode);
+    const pass = capture.pass;
+    capture.pass = null;
+    capture.sealWaitMs = 0;
+    capture.pool.throwIfFailed();
+    if (pass !== null) capture.pool.endPass(pass.index, mode);
+    if (!capture.sealBehind) {
+      const started = performance.now();
+      capture.pool.waitApplied();
+      capture.sealWaitMs = performance.now() - started;
+    }
   }
 
   private state(session: SessionHandle): SessionState {
@@ -399,10 +476,14 @@ class EngineWorker {
       bytes: 0,
       lastBoundary: null,
       failure: null,
+      poolFailure: null,
     };
     this.send({ type: 'passBegin', index, kind });
-    this.capture?.beginPass(index, kind);
+    this.beginCapturedPass(index, kind);
+    this.callbackMs = 0;
+    const waitsBefore = this.capture?.kind === 'pooled' ? { ...this.capture.pool.waits } : null;
     this.active = pass;
+    const cpuStarted = threadCpuMs();
     const started = performance.now();
     let status: number;
     try {
@@ -411,7 +492,13 @@ class EngineWorker {
       this.active = null;
     }
     const durationMs = performance.now() - started;
+    const cpuEnded = cpuStarted === null ? null : threadCpuMs();
     this.announcer.flush();
+    // The capture could not take a record (its writer failed, the disk is full): the capture's error, not the engine's.
+    if (pass.poolFailure !== null) {
+      if (this.capture?.kind === 'pooled') this.capture.pass = null;
+      throw pass.poolFailure;
+    }
     // Records the engine emitted from threads of its own were refused by the guard: the pass fails for that.
     const foreign = this.guard?.takeForeign() ?? null;
     if (foreign !== null) {
@@ -421,7 +508,7 @@ class EngineWorker {
     // The host asked the engine to stop (a record callback returned nonzero) and the engine
     // carried on to TI_OK: the pass still failed, for the host's reason, and says it was ignored.
     if (status === TI_STATUS.TI_OK && pass.failure !== null) {
-      this.capture?.endPass(null);
+      this.endCapturedPass(null);
       return {
         status: 'engine_error',
         index,
@@ -434,7 +521,7 @@ class EngineWorker {
     }
     if (status !== TI_STATUS.TI_OK) {
       const message = pass.failure ?? abi.lastError(session);
-      this.capture?.endPass(null);
+      this.endCapturedPass(null);
       return {
         status: 'engine_error',
         index,
@@ -448,9 +535,23 @@ class EngineWorker {
     const state = this.state(session);
     // An engine without output modes (no text/audio interleaving) reports none: null.
     const mode = outputModeOf(state);
-    this.capture?.endPass(mode);
+    this.endCapturedPass(mode);
     this.nextIndex = index + 1;
-    return { status: 'ok', index, kind, mode, recordCount: pass.recordCount, bytes: pass.bytes, durationMs, state };
+    const capture = this.capture;
+    const stats =
+      capture?.kind === 'pooled' && waitsBefore !== null
+        ? {
+            capture: {
+              callbackMs: this.callbackMs,
+              waitMs: capture.pool.waits.ms - waitsBefore.ms,
+              waits: capture.pool.waits.count - waitsBefore.count,
+              poolBytes: capture.pool.size,
+              sealWaitMs: capture.sealWaitMs,
+            },
+          }
+        : {};
+    const cpu = cpuStarted !== null && cpuEnded !== null ? { threadCpuMs: Math.max(0, cpuEnded - cpuStarted) } : {};
+    return { status: 'ok', index, kind, mode, recordCount: pass.recordCount, bytes: pass.bytes, durationMs, ...cpu, state, ...stats };
   }
 
   /** The ti_record_fn: runs on this thread inside ti_prefill / ti_decode. Never throws. */
@@ -458,12 +559,16 @@ class EngineWorker {
     const pass = this.active;
     if (pass === null) return 1; // a record outside a pass: refuse it
     if (pass.failure !== null) return 1; // the host already asked to stop: nothing more is taken
+    const started = performance.now();
     try {
       this.takeRecord(pass, address);
       return 0;
     } catch (error) {
       pass.failure = `the host stopped the pass at record ${pass.recordCount} (after ${pass.lastBoundary ?? 'no boundary'}): ${errorMessage(error)}`;
+      if (error instanceof CapturePoolError) pass.poolFailure = error;
       return 1;
+    } finally {
+      this.callbackMs += performance.now() - started;
     }
   }
 
@@ -531,10 +636,12 @@ class EngineWorker {
     this.announcer.add(pass.index, announcementOf(entry, name, dtype, shape, byteLength));
 
     const capture = this.capture;
-    if (capture !== null) {
+    if (capture?.kind === 'pooled') {
+      this.poolRecord(capture, name, entry.stage, dtype, shape, strides, rowMajor, spanBytes, byteLength);
+    } else if (capture?.kind === 'direct') {
       // The frame's data view: the engine's bytes are copied straight into it (row-major), or
       // gathered into it through the scratch buffer (strided). commitRecord appends the frame.
-      const target = capture.openRecord(name, entry.stage, dtype, shape, strides);
+      const target = capture.writer.openRecord(name, entry.stage, dtype, shape, strides);
       if (rowMajor) {
         reader.copyData(target, byteLength);
       } else {
@@ -542,11 +649,49 @@ class EngineWorker {
         reader.copyData(raw, spanBytes);
         target.set(gatherStrided(raw, dtype, shape, strides));
       }
-      capture.commitRecord();
+      capture.writer.commitRecord();
     }
     pass.recordCount += 1;
     pass.bytes += byteLength;
     pass.lastBoundary = name;
+  }
+
+  /**
+   * One record into the capture pool: checked (as the writer would), its frame header laid out,
+   * and its data copied once from the engine's memory into the pool (strided: gathered first).
+   */
+  private poolRecord(
+    capture: Extract<CaptureTarget, { kind: 'pooled' }>,
+    name: string,
+    stage: string,
+    dtype: DType,
+    shape: number[],
+    strides: number[],
+    rowMajor: boolean,
+    spanBytes: number,
+    byteLength: number,
+  ): void {
+    const pass = capture.pass;
+    if (pass === null) throw new Error('no captured pass is open');
+    const file = join(capture.dir, passFileName(pass.index));
+    checkCaptureRecord(file, pass, name, stage, dtype, shape, strides, null);
+    let headerBytes: number;
+    try {
+      headerBytes = capture.encoder.header(pass.index, pass.records, dtype, shape, strides, name, stage, byteLength);
+    } catch (error) {
+      if (error instanceof FrameFieldError) throw frameFieldError(file, name, error.field, error.message);
+      throw error;
+    }
+    const reader = this.reader as RecordReader;
+    if (rowMajor) {
+      capture.pool.record(capture.encoder.bytes, headerBytes, reader.record.data, null, byteLength);
+    } else {
+      const raw = this.scratchOf(spanBytes);
+      reader.copyData(raw, spanBytes);
+      capture.pool.record(capture.encoder.bytes, headerBytes, null, gatherStrided(raw, dtype, shape, strides), byteLength);
+    }
+    pass.records += 1;
+    pass.names.add(name);
   }
 
   private scratch = new Uint8Array(64 * 1024);
@@ -562,6 +707,9 @@ class EngineWorker {
   }
 
   private close(): null {
+    // A capture never finished stays as it is, for recover; the writer thread stops.
+    if (this.capture?.kind === 'pooled') this.capture.pool.close();
+    this.capture = null;
     if (this.session !== null && this.engine) {
       this.engine.abi.setRecordCallback(this.session, null, null);
       this.engine.abi.close(this.session);

@@ -20,6 +20,10 @@ export interface NativeMemory {
   unmap(address: number, length: number): void;
   /** Copies `bytes[0, length)` to `address`. The caller keeps `address + length` inside a mapping. */
   store(address: number, bytes: Uint8Array, length: number): void;
+  /** Copies `length` bytes from the native `source` (an engine's record data) to `address`: one memcpy, no JS buffer. */
+  storeFrom(address: number, source: bigint, length: number): void;
+  /** Copies `length` bytes at `address` into `target[0, length)`. */
+  load(target: Uint8Array, address: number, length: number): void;
   /** Zeroes `[address, address + length)`. */
   zero(address: number, length: number): void;
   /**
@@ -44,6 +48,7 @@ export function nativeMemory(): NativeMemory | null {
     const mmap = libc.func('uintptr_t mmap(uintptr_t addr, size_t length, int prot, int flags, int fd, int64_t offset)') as NativeFunction;
     const munmap = libc.func('int munmap(uintptr_t addr, size_t length)') as NativeFunction;
     const memcpy = libc.func('uintptr_t memcpy(uintptr_t dst, const void *src, size_t n)') as NativeFunction;
+    const memcpyOut = libc.func('void *memcpy(void *dst, uintptr_t src, size_t n)') as NativeFunction;
     const memset = libc.func('uintptr_t memset(uintptr_t dst, int value, size_t n)') as NativeFunction;
     let fallocate: NativeFunction | null = null;
     try {
@@ -63,6 +68,13 @@ export function nativeMemory(): NativeMemory | null {
       store(address, bytes, length) {
         if (length > bytes.byteLength) throw new RangeError(`store of ${length} bytes from ${bytes.byteLength}`);
         if (length > 0) memcpy(address, bytes, length);
+      },
+      storeFrom(address, source, length) {
+        if (length > 0) memcpy(address, source, length);
+      },
+      load(target, address, length) {
+        if (length > target.byteLength) throw new RangeError(`load of ${length} bytes into ${target.byteLength}`);
+        if (length > 0) memcpyOut(target, address, length);
       },
       zero(address, length) {
         if (length > 0) memset(address, 0, length);

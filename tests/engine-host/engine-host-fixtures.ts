@@ -17,7 +17,7 @@ export const testlib = (name: string): string => join(TESTLIB_DIR, `lib${name}.s
 
 /** The engine host runs dist/ bundles: fail with the fix rather than with a spawn error. */
 export function requireBuiltHost(): void {
-  for (const script of ['engine-worker.js', 'engine-host-process.js']) {
+  for (const script of ['engine-worker.js', 'engine-host-process.js', 'capture-writer.js']) {
     if (!existsSync(join(REPO_ROOT, 'dist', script))) throw new Error(`dist/${script} is missing: run \`node scripts/build.mjs\` first`);
   }
 }

@@ -90,9 +90,26 @@ export class FrameEncoder {
    * MAX_FRAME_STRING_BYTES in UTF-8.
    */
   open(pass: number, seq: number, dtype: DType, shape: ArrayLike<number>, strides: ArrayLike<number>, name: string, stage: string, dataBytes: number): Uint8Array {
+    const offset = this.layOut(pass, seq, dtype, shape, strides, name, stage, dataBytes, dataBytes);
+    this.length = offset + dataBytes;
+    return this.buffer.subarray(offset, offset + dataBytes);
+  }
+
+  /**
+   * Lays out only the header of a frame whose `dataBytes` of data go elsewhere (the capture
+   * pool copies them straight from the engine), crc32 left 0; returns the header's length: the
+   * header is `bytes[0, length)`. Throws FrameFieldError like `open`.
+   */
+  header(pass: number, seq: number, dtype: DType, shape: ArrayLike<number>, strides: ArrayLike<number>, name: string, stage: string, dataBytes: number): number {
+    this.length = -1;
+    return this.layOut(pass, seq, dtype, shape, strides, name, stage, dataBytes, 0);
+  }
+
+  /** Writes the header fields; returns where the data starts. `reserve`: data bytes to make room for. */
+  private layOut(pass: number, seq: number, dtype: DType, shape: ArrayLike<number>, strides: ArrayLike<number>, name: string, stage: string, dataBytes: number, reserve: number): number {
     const rank = shape.length;
     const worstHeader = frameHeaderBytes(rank, 3 * name.length, 3 * stage.length);
-    if (this.buffer.length < worstHeader + dataBytes) this.grow(worstHeader + dataBytes);
+    if (this.buffer.length < worstHeader + reserve) this.grow(worstHeader + reserve);
     const buffer = this.buffer;
     const u32 = this.u32;
     const i32 = this.i32;
@@ -125,8 +142,7 @@ export class FrameEncoder {
     this.u16[13] = nameBytes;
     this.u16[14] = stageBytes;
     this.u16[15] = 0;
-    this.length = offset + dataBytes;
-    return buffer.subarray(offset, offset + dataBytes);
+    return offset;
   }
 
   /** Stamps the checksum of the open frame; returns its length. */
@@ -151,6 +167,32 @@ export class FrameEncoder {
     this.u32 = new Uint32Array(this.buffer.buffer, 0, size >>> 2);
     this.i32 = new Int32Array(this.buffer.buffer, 0, size >>> 2);
   }
+}
+
+/** What a frame encoded elsewhere says it is (a frame from the capture pool), read from its header. */
+export interface FrameIdentity {
+  readonly pass: number;
+  readonly seq: number;
+  readonly name: string;
+  readonly dataBytes: number;
+}
+
+/** Reads the identity of the frame at the start of `frame`, or null when it is not a frame of `length` bytes. */
+export function frameIdentity(frame: Buffer, length: number): FrameIdentity | null {
+  if (length < FRAME_FIXED_BYTES || frame.readUInt32LE(0) !== FRAME_MAGIC) return null;
+  const rank = frame[25] as number;
+  const nameBytes = frame.readUInt16LE(26);
+  const stageBytes = frame.readUInt16LE(28);
+  const dataBytes = frame.readUInt32LE(20) * TWO_32 + frame.readUInt32LE(16);
+  const headerBytes = frameHeaderBytes(rank, nameBytes, stageBytes);
+  if (headerBytes + dataBytes !== length) return null;
+  const text = FRAME_FIXED_BYTES + 16 * rank;
+  return { pass: frame.readUInt32LE(8), seq: frame.readUInt32LE(12), name: frame.toString('utf8', text, text + nameBytes), dataBytes };
+}
+
+/** Stamps the crc32 of a whole frame `frame[0, length)` (one whose checksum was left 0). */
+export function stampFrameChecksum(frame: Buffer, length: number): void {
+  frame.writeUInt32LE(crc32(frame.subarray(8, length)), 4);
 }
 
 // ---- reading a spill back ------------------------------------------------------------------

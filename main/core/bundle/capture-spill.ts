@@ -4,8 +4,9 @@
 // that starts empty (no file, or a file of zeros); and a descriptor to read the log back when
 // the pass is sealed.
 //
-// FileSpillLog, the portable default, makes one positioned write per frame. The engine worker plugs in a log backed by a shared file mapping instead
-// (main/engine-host/mapped-spill-log.ts): same bytes on disk, a memory copy instead of a system call.
+// FileSpillLog makes one positioned write per frame: the capture writer thread's log (the
+// engine's thread only copies records into the capture pool, main/engine-host/capture-pool.ts),
+// and the engine thread's own where the pool is not available.
 import { closeSync, existsSync, ftruncateSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 
 export interface SpillLog {
@@ -14,8 +15,7 @@ export interface SpillLog {
   /**
    * Appends `bytes[0, length)`, one frame. Once this returns, the bytes survive the death of this
    * process; a death before leaves a frame no reader takes for whole: the log ends inside it
-   * (a write() lands as a prefix: FileSpillLog), or its first 4 bytes, its magic, are missing
-   * (stored last: MappedSpillLog). The frame's checksum is checked on top of that.
+   * (a write() lands as a prefix). The frame's checksum is checked on top of that.
    */
   append(bytes: Uint8Array, length: number): void;
   /** Bytes appended since `begin`. */

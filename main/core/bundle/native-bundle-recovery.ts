@@ -1,6 +1,7 @@
 // Recovery of a native capture whose process died: replays capture.journal.jsonl (header, pass
-// begins, seals), seals every unsealed pass from the whole frames of its spill (a frame cut short
-// or garbled by the death fails its checksum: it and anything after it are dropped), and writes
+// begins, seals), applies what the capture pool still held (capture-pool-replay.ts), seals every
+// unsealed pass from the whole frames of its spill (a frame cut short or garbled by the death
+// fails its checksum: it and anything after it are dropped), and writes
 // manifest.json with the run outcome the caller observed (crashed, timeout, ...).
 // Idempotent: a recovery that is itself interrupted can be run again.
 import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readdirSync, unlinkSync, writeSync } from 'node:fs';
@@ -21,8 +22,10 @@ import {
   type JournalLine,
   type JournalPassSealed,
 } from './capture-journal.ts';
+import { POOL_FILE_NAME } from './capture-pool-layout.ts';
+import { replayCapturePool } from './capture-pool-replay.ts';
 import { BundleError } from './errors.ts';
-import { MANIFEST_FILE_NAME, RunOutcomeSchema, RunStatusSchema, schemaError, type PassKind, type RunOutcome } from './manifest-schema.ts';
+import { MANIFEST_FILE_NAME, RunOutcomeSchema, RunStatusSchema, schemaError, type PassKind, type PassMode, type RunOutcome } from './manifest-schema.ts';
 import { boundaryOfRecord, buildNativeManifest, writeManifestFile, type SealedPass } from './native-manifest.ts';
 import { issuesFromZod } from './zod-issues.ts';
 
@@ -84,6 +87,24 @@ export function recoverNativeBundle(dir: string, runInput: RecoveryRunOutcome): 
   for (const entry of readdirSync(dir)) if (TEMP_FILE_PATTERN.test(entry)) unlinkSync(join(dir, entry));
 
   const notes: string[] = [];
+  // Entries of the capture pool the writer thread had not applied: begun and ended passes, records.
+  const fromPool = replayCapturePool(dir, {
+    passes: () => passes.map((pass) => ({ index: pass.index, kind: pass.kind, sealed: pass.sealed !== null })),
+    beginPass(index, kind) {
+      const line: JournalLine = { t: 'pass_begin', pass: index, kind };
+      appendJournal(journalPath, line);
+      passes.push({ index, kind, sealed: null });
+    },
+    endPass(mode) {
+      const pass = passes.at(-1);
+      if (pass === undefined || pass.sealed !== null) return;
+      const seal = sealFromSpill(dir, pass, mode);
+      appendJournal(journalPath, seal.line);
+      pass.sealed = seal.line;
+      notes.push(seal.note);
+    },
+  });
+  if (fromPool !== null) notes.unshift(fromPool);
   const sealed: SealedPass[] = [];
   let lastRecord: { pass: number; name: string } | null = null;
   for (const pass of passes) {
@@ -100,8 +121,8 @@ export function recoverNativeBundle(dir: string, runInput: RecoveryRunOutcome): 
     const last = seal.boundaries.at(-1);
     if (last !== undefined) lastRecord = { pass: pass.index, name: last.name };
   }
-  // Spills of passes whose begin never reached the journal hold nothing recoverable.
-  for (const entry of readdirSync(dir)) if (SPILL_FILE_PATTERN.test(entry)) unlinkSync(join(dir, entry));
+  // Spills of passes whose begin never reached the journal hold nothing recoverable; the pool is applied.
+  for (const entry of readdirSync(dir)) if (SPILL_FILE_PATTERN.test(entry) || entry === POOL_FILE_NAME) unlinkSync(join(dir, entry));
 
   const given = parsedRun.data;
   const run: RunOutcome = RunOutcomeSchema.parse({
@@ -144,7 +165,7 @@ function replay(lines: readonly JournalLine[], journalPath: string): ReplayedPas
  * Seals an unsealed pass from the whole frames at the start of its spill (none when the spill
  * is missing). A pass file without a journaled seal was cut short (or never trusted): rebuilt.
  */
-function sealFromSpill(dir: string, pass: ReplayedPass): { line: JournalPassSealed; note: string } {
+function sealFromSpill(dir: string, pass: ReplayedPass, mode: PassMode | null = null): { line: JournalPassSealed; note: string } {
   const fileName = passFileName(pass.index);
   const target = join(dir, fileName);
   if (existsSync(target)) unlinkSync(target);
@@ -167,7 +188,7 @@ function sealFromSpill(dir: string, pass: ReplayedPass): { line: JournalPassSeal
           : `, ${after + 1} records dropped from record ${kept}${named} on: ${scan.torn.reason}`;
     }
     return {
-      line: { t: 'pass_sealed', pass: pass.index, mode: null, file: sealed.file, boundaries: sealed.boundaries },
+      line: { t: 'pass_sealed', pass: pass.index, mode, file: sealed.file, boundaries: sealed.boundaries },
       note: `pass ${pass.index} sealed from ${kept} complete record${kept === 1 ? '' : 's'}${torn}`,
     };
   } finally {
@@ -177,10 +198,10 @@ function sealFromSpill(dir: string, pass: ReplayedPass): { line: JournalPassSeal
 
 /** A finished bundle keeps nothing of its capture: temporary files and spills go. */
 function removeLeftovers(dir: string): void {
-  for (const entry of readdirSync(dir)) if (TEMP_FILE_PATTERN.test(entry) || SPILL_FILE_PATTERN.test(entry)) unlinkSync(join(dir, entry));
+  for (const entry of readdirSync(dir)) if (TEMP_FILE_PATTERN.test(entry) || SPILL_FILE_PATTERN.test(entry) || entry === POOL_FILE_NAME) unlinkSync(join(dir, entry));
 }
 
-function appendJournal(journalPath: string, line: JournalPassSealed): void {
+function appendJournal(journalPath: string, line: JournalLine): void {
   const fd = openSync(journalPath, 'a');
   try {
     const bytes = Buffer.from(journalLine(line), 'utf8');

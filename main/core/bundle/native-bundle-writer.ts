@@ -16,7 +16,9 @@
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { FrameEncoder, FrameFieldError, MAX_FRAME_RANK, scanSpill, sealFrames, SpillReader, type SealBuffers } from './capture-frame.ts';
+import { FrameEncoder, FrameFieldError, frameIdentity, scanSpill, sealFrames, SpillReader, stampFrameChecksum, type SealBuffers } from './capture-frame.ts';
+import { POOL_FILE_NAME } from './capture-pool-layout.ts';
+import { checkCaptureRecord, frameFieldError } from './capture-record-check.ts';
 import {
   INPUTS_FILE_NAME,
   JOURNAL_FILE_NAME,
@@ -49,7 +51,6 @@ import {
 } from './manifest-schema.ts';
 import { boundaryOfRecord, buildNativeManifest, writeManifestFile, type SealedPass } from './native-manifest.ts';
 import { recoverNativeBundle, type RecoveryRunOutcome } from './native-bundle-recovery.ts';
-import { METADATA_KEY } from './safetensors-header.ts';
 import { writeSafetensorsFile } from './safetensors-writer.ts';
 import { issuesFromZod } from './zod-issues.ts';
 
@@ -293,50 +294,43 @@ export class NativeBundleWriter {
     this.closeJournal();
   }
 
-  /** Checks a record (hand-written checks: this runs for every record) and lays out its frame. */
+  /** Checks a record (capture-record-check.ts) and lays out its frame. */
   private openRecordFor(call: string, name: string, stage: string, dtype: DType, shape: readonly number[], strides: readonly number[], data: Uint8Array | null): Uint8Array {
     const pass = this.pass;
     if (pass === null) return this.stateError(call, 'no pass is open; call beginPass first');
     this.openName = null;
-    if (typeof name !== 'string' || name.length === 0) throw this.recordError(pass, 'E_RECORD', 'record.name', 'expected a non-empty string');
-    if (LONE_SURROGATE.test(name)) throw this.recordError(pass, 'E_RECORD', 'record.name', 'is not well-formed (a lone UTF-16 surrogate)');
-    if (name === METADATA_KEY) throw this.recordError(pass, 'E_RECORD', 'record.name', `"${METADATA_KEY}" is reserved in safetensors headers and cannot name a boundary`);
-    if (typeof stage !== 'string' || stage.length === 0 || LONE_SURROGATE.test(stage)) throw this.recordError(pass, 'E_RECORD', field(name, 'stage'), 'expected a non-empty, well-formed string');
-    const size = Object.hasOwn(DTYPE_SIZE, dtype) ? DTYPE_SIZE[dtype] : 0;
-    if (size === 0) throw this.recordError(pass, 'E_RECORD', field(name, 'dtype'), `unknown dtype ${JSON.stringify(dtype)}`);
-    if (!Array.isArray(shape) || shape.length > MAX_FRAME_RANK) throw this.recordError(pass, 'E_RECORD', field(name, 'shape'), `expected an array of at most ${MAX_FRAME_RANK} non-negative integers`);
-    const rank = shape.length;
-    let count = 1;
-    for (let axis = 0; axis < rank; axis++) {
-      const extent = shape[axis] as number;
-      if (!Number.isSafeInteger(extent) || extent < 0) throw this.recordError(pass, 'E_RECORD', field(name, 'shape'), 'expected non-negative integers');
-      count *= extent;
-    }
-    let stridesOk = Array.isArray(strides) && strides.length === rank;
-    for (let axis = 0; stridesOk && axis < rank; axis++) stridesOk = Number.isSafeInteger(strides[axis]);
-    if (!stridesOk) throw this.recordError(pass, 'E_SHAPE', field(name, 'strides'), `expected ${rank} integers (one per axis of shape [${shape.join(', ')}])`);
-    const byteLength = count * size;
-    if (!Number.isSafeInteger(byteLength)) throw this.recordError(pass, 'E_RECORD', field(name, 'shape'), `[${shape.join(', ')}] holds more bytes than this writer can address`);
-    if (data !== null) {
-      if (!(data instanceof Uint8Array)) throw this.recordError(pass, 'E_RECORD', field(name, 'data'), 'expected a Uint8Array');
-      if (data.byteLength !== byteLength) {
-        throw this.recordError(pass, 'E_BYTE_LENGTH', field(name, 'data'), `${data.byteLength} bytes, but ${dtype} of shape [${shape.join(', ')}] needs ${byteLength} (row-major)`);
-      }
-    }
-    if (pass.names.has(name)) throw this.recordError(pass, 'E_DUPLICATE_BOUNDARY', field(name, 'name'), `boundary "${name}" was already recorded in pass ${pass.index}`);
+    const file = join(this.dir, passFileName(pass.index));
+    const byteLength = checkCaptureRecord(file, pass, name, stage, dtype, shape, strides, data);
     let target: Uint8Array;
     try {
       target = this.encoder.open(pass.index, pass.records, dtype, shape, strides, name, stage, byteLength);
     } catch (error) {
-      if (error instanceof FrameFieldError) throw this.recordError(pass, 'E_RECORD', error.field === 'name' ? 'record.name' : field(name, 'stage'), error.message);
+      if (error instanceof FrameFieldError) throw frameFieldError(file, name, error.field, error.message);
       throw error;
     }
     this.openName = name;
     return target;
   }
 
-  private recordError(pass: OpenPass, code: 'E_RECORD' | 'E_SHAPE' | 'E_BYTE_LENGTH' | 'E_DUPLICATE_BOUNDARY', where: string, message: string): BundleError {
-    return new BundleError(code, join(this.dir, passFileName(pass.index)), where, message);
+  /**
+   * Appends a frame laid out elsewhere, from a record checked there (checkCaptureRecord): the
+   * capture pool's, whose checksum is left 0 by the engine's thread and computed here. It must
+   * be the next record of the open pass. `frame[0, length)`; its checksum is stamped in place.
+   */
+  appendFrame(frame: Buffer, length: number): void {
+    const pass = this.pass;
+    if (pass === null) return this.stateError('appendFrame', 'no pass is open; call beginPass first');
+    const identity = frameIdentity(frame, length);
+    if (identity === null || identity.pass !== pass.index || identity.seq !== pass.records || pass.names.has(identity.name)) {
+      const said = identity === null ? 'is not a whole frame' : `is record ${identity.seq} (${JSON.stringify(identity.name)}) of pass ${identity.pass}`;
+      throw new BundleError('E_JOURNAL', join(this.dir, POOL_FILE_NAME), 'frame', `${said} where record ${pass.records} of pass ${pass.index} was due: the capture pool was changed behind the writer`);
+    }
+    stampFrameChecksum(frame, length);
+    this.spill.append(frame, length);
+    pass.records += 1;
+    pass.names.add(identity.name);
+    this.lastPass = pass.index;
+    this.lastName = identity.name;
   }
 
   private journal(line: JournalLine): void {
@@ -361,11 +355,6 @@ export class NativeBundleWriter {
     throw new BundleError('E_WRITER_STATE', this.dir, call, message);
   }
 }
-
-/** Names and stages are stored as UTF-8, which cannot hold an unpaired surrogate. */
-const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
-
-const field = (name: string, part: string): string => `record ${JSON.stringify(name)}.${part}`;
 
 /** Creates `dir`, or accepts it if it exists empty; anything else is E_TARGET_NOT_EMPTY. */
 function prepareEmptyTarget(dir: string): void {

@@ -345,7 +345,8 @@ async function captureSession(
   const passes: PassResult[] = [];
   await createOutputFolder(outDir, 'the capture folder');
   try {
-    await host.beginCapture(outDir, header);
+    // Nothing reads the bundle before it is finished: the writer seals each pass behind the engine.
+    await host.beginCapture(outDir, header, { sealBehind: true });
   } catch (error) {
     if (error instanceof EngineHostError) throw new CaptureWriteError(`the capture could not start in ${outDir}: ${error.message}`);
     throw error;
