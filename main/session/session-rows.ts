@@ -5,11 +5,12 @@
 //
 // A row depends only on its own verdict, the bundles and whether it is the first divergence, so
 // judging a later pass never changes an earlier row: the first divergence can only move from
-// "none" to a new row. That is what lets getRows send a step's rows alone (rows-log.ts).
+// "none" to a new row. That is what lets getRows send a step's rows alone (rows-log.ts), and the
+// session build only the rows appended since it last built them.
 import { toWire, type BoundaryRef, type BoundaryRow, type OracleChoice } from '../../protocol/inspector-api.ts';
 import { pcmStreams } from '../core/audio/pcm-boundary.ts';
 import type { TraceBundle } from '../core/bundle/bundle-reader.ts';
-import type { Contract } from '../core/bundle/manifest-schema.ts';
+import type { BoundaryEntry, Contract } from '../core/bundle/manifest-schema.ts';
 import { emptyCounts, type BoundaryVerdict, type ComparisonRecord, type VerdictCounts } from '../core/gate/gate-types.ts';
 
 export interface RowSources {
@@ -47,21 +48,46 @@ function shownComparison(verdict: BoundaryVerdict, choice: OracleChoice): Compar
   return choice === 'fp64' ? verdict.oracle : verdict.reference;
 }
 
+// A bundle's entries by pass and name: TraceBundle.boundary() searches the pass's list, and a
+// 50k-row run asks 50k times (a pass of a real model holds hundreds of boundaries).
+const entryIndexes = new WeakMap<TraceBundle, Map<number, Map<string, BoundaryEntry>>>();
+
+function entryOf(bundle: TraceBundle | null, pass: number, name: string): BoundaryEntry | undefined {
+  if (bundle === null) return undefined;
+  let byPass = entryIndexes.get(bundle);
+  if (byPass === undefined) {
+    byPass = new Map();
+    entryIndexes.set(bundle, byPass);
+  }
+  let byName = byPass.get(pass);
+  if (byName === undefined) {
+    byName = new Map();
+    // The first entry of a name wins, as in boundary().
+    for (const entry of bundle.passes[pass]?.boundaries ?? []) if (!byName.has(entry.name)) byName.set(entry.name, entry);
+    byPass.set(pass, byName);
+  }
+  return byName.get(name);
+}
+
 /** The contract the shown comparison used, else the one its base bundle declares. */
 function contractOf(verdict: BoundaryVerdict, sources: RowSources, shown: ComparisonRecord | null): Contract | null {
   if (shown !== null) return sources.contracts[shown.contractId] ?? null;
   const base = sources.oracleChoice === 'fp64' ? sources.oracle : sources.reference;
-  return base?.boundary(verdict.pass, verdict.boundary)?.contract ?? null;
+  return entryOf(base, verdict.pass, verdict.boundary)?.contract ?? null;
 }
 
-export function buildRows(verdicts: readonly BoundaryVerdict[], sources: RowSources): BoundaryRow[] {
+/**
+ * The rows of `verdicts` (every verdict of the run, in execution order) from index `from` on:
+ * rows before it do not depend on the ones after (see above), so a caller holding them appends.
+ */
+export function buildRows(verdicts: readonly BoundaryVerdict[], sources: RowSources, from = 0): BoundaryRow[] {
   const first = verdicts.findIndex(isDivergence);
   // From the reference whichever oracle is shown: it is what the audio panel plays.
   const pcm = pcmStreams(sources.reference);
-  return verdicts.map((verdict, order): BoundaryRow => {
+  return verdicts.slice(from).map((verdict, at): BoundaryRow => {
+    const order = from + at;
     const shown = shownComparison(verdict, sources.oracleChoice);
-    const entry =
-      sources.reference.boundary(verdict.pass, verdict.boundary) ?? sources.native?.boundary(verdict.pass, verdict.boundary) ?? null;
+    const entry = entryOf(sources.reference, verdict.pass, verdict.boundary) ?? entryOf(sources.native, verdict.pass, verdict.boundary) ?? null;
     const passEntry = sources.reference.passes[verdict.pass] ?? sources.native?.passes[verdict.pass];
     const contract = contractOf(verdict, sources, shown);
     // A structural failure compared no values: its zero statistics would read as "exact".

@@ -2,9 +2,9 @@
 // snapshot is derived, never stored: every field is computed from this state when asked, so it
 // cannot drift from what the session actually holds.
 import type { Isolation } from '../engine-host/engine-host.ts';
-import type { OracleChoice, SessionError, SessionSnapshot, TimelinePass } from '../../protocol/inspector-api.ts';
+import type { BoundaryRef, OracleChoice, SessionError, SessionSnapshot, TimelinePass } from '../../protocol/inspector-api.ts';
 import type { TraceBundle } from '../core/bundle/bundle-reader.ts';
-import type { BoundaryVerdict } from '../core/gate/gate-types.ts';
+import { emptyCounts, VERDICTS, type BoundaryVerdict, type VerdictCounts } from '../core/gate/gate-types.ts';
 import type { LiveRun } from './live-capture.ts';
 import { countVerdicts, firstDivergenceOf } from './session-rows.ts';
 import type { OpenedEngine, OpenedReference } from './session-sources.ts';
@@ -63,12 +63,25 @@ function nextPassOf(source: SnapshotSource): number | null {
 
 export function buildSnapshot(source: SnapshotSource): SessionSnapshot {
   const { run, reference } = source;
-  const verdicts = allVerdicts(run);
+  // Per pass, then summed: a snapshot goes out after every judged slice of a 50k-row run, and
+  // flattening every verdict for each would cost more than the slice did.
+  const passCounts = new Map<number, VerdictCounts>();
+  const counts = emptyCounts();
+  let rowCount = 0;
+  let firstDivergence: BoundaryRef | null = null;
+  for (const pass of [...run.verdicts.keys()].sort((a, b) => a - b)) {
+    const verdicts = run.verdicts.get(pass) ?? [];
+    const those = countVerdicts(verdicts);
+    passCounts.set(pass, those);
+    for (const verdict of VERDICTS) counts[verdict] += those[verdict];
+    rowCount += verdicts.length;
+    if (firstDivergence === null) firstDivergence = firstDivergenceOf(verdicts);
+  }
   const timeline: TimelinePass[] = (reference?.bundle.passes ?? []).map((pass) => ({
     index: pass.index,
     kind: pass.kind,
     state: run.passStates.get(pass.index) ?? 'pending',
-    counts: countVerdicts(run.verdicts.get(pass.index) ?? []),
+    counts: passCounts.get(pass.index) ?? emptyCounts(),
   }));
   return {
     engine: source.engine === null ? null : { ...source.engine.info },
@@ -83,9 +96,9 @@ export function buildSnapshot(source: SnapshotSource): SessionSnapshot {
     run: { status: run.status, message: run.message },
     busy: source.busy,
     rowsVersion: source.rowsVersion,
-    rowCount: verdicts.length,
-    counts: countVerdicts(verdicts),
-    firstDivergence: firstDivergenceOf(verdicts),
+    rowCount,
+    counts,
+    firstDivergence,
     errors: source.errors,
     recent: source.recent,
     workDir: source.workDir,
