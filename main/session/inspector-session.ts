@@ -27,6 +27,7 @@ import {
 import type { TraceBundle } from '../core/bundle/bundle-reader.ts';
 import { userConfigDir, type Env } from '../core/receipt/keys.ts';
 import { embeddedDefaults } from '../core/tool/tool-info.ts';
+import { openersOffThread, type BundleOpeners } from './bundle-openers.ts';
 import { JudgePool, type JudgePoolOptions } from './judge-pool.ts';
 import { OperationLock } from './operation-lock.ts';
 import { RecentItems } from './recent-items.ts';
@@ -37,8 +38,8 @@ import { runLayerIsolation } from './session-isolation.ts';
 import { provenanceOf } from './session-provenance.ts';
 import { rowsReply } from './rows-encoding.ts';
 import { RowsLog } from './rows-log.ts';
-import { buildRows, hasDivergence } from './session-rows.ts';
-import { allVerdicts, buildSnapshot } from './session-state.ts';
+import { buildRows, firstDivergenceIndex, hasDivergence } from './session-rows.ts';
+import { allVerdicts, buildSnapshot, passVerdicts, verdictsFrom } from './session-state.ts';
 import { openReference, probeEngine, type OpenedEngine, type OpenedReference } from './session-sources.ts';
 import { sessionViews, type ViewSides } from './session-views.ts';
 
@@ -72,6 +73,8 @@ export class InspectorSession {
   private readonly recent: RecentItems;
   private readonly runs: RunController;
   private readonly judges: JudgePool;
+  /** Bundles are opened with their manifests read on the judging workers. */
+  private readonly openers: BundleOpeners;
   private engine: OpenedEngine | null = null;
   private reference: OpenedReference | null = null;
   private oracle: OracleChoice = 'reference';
@@ -95,6 +98,7 @@ export class InspectorSession {
     const recentFile = options.recentFile === undefined ? join(userConfigDir(options.env), 'recent.json') : options.recentFile;
     this.recent = RecentItems.load(recentFile, (message) => this.errors.add('read recent items', message));
     this.judges = new JudgePool(options.judge);
+    this.openers = openersOffThread(this.judges);
     this.runs = new RunController({
       workDir: this.workDir,
       errors: this.errors,
@@ -102,6 +106,7 @@ export class InspectorSession {
       rowsChanged: (change) => this.rowsLog.record(change, this.rowCount()),
       retire: (bundle) => this.retire(bundle),
       pool: this.judges,
+      open: this.openers,
       changed: () => this.emitSoon(),
     });
     this.handlers = this.makeHandlers();
@@ -278,7 +283,7 @@ export class InspectorSession {
     const defaults = embeddedDefaults();
     // Both are opened before either is committed: a failure changes nothing.
     const engine = await probeEngine(defaults.engineLibrary);
-    const reference = await openReference(join(defaults.bundlesDir, defaults.defaultCase, 'reference'));
+    const reference = await openReference(join(defaults.bundlesDir, defaults.defaultCase, 'reference'), this.openers.bundle);
     await this.commitEngine(engine);
     await this.commitReference(reference);
   }
@@ -374,7 +379,7 @@ export class InspectorSession {
       reference === null
         ? []
         : buildRows(
-            allVerdicts(this.runs.run),
+            verdictsFrom(this.runs.run, kept.length),
             {
               reference: reference.bundle,
               oracle: reference.oracle,
@@ -383,6 +388,7 @@ export class InspectorSession {
               contracts: this.runs.contracts,
             },
             kept.length,
+            firstDivergenceIndex(passVerdicts(this.runs.run)),
           );
     const rows = kept.length === 0 ? built : kept.concat(built);
     this.rowsCache = { version: this.rowsLog.version, oracle: this.oracle, rows };
@@ -409,7 +415,7 @@ export class InspectorSession {
         }),
       openBundle: ({ dir }) =>
         this.operate('open bundle', 'open bundle', async () => {
-          await this.commitReference(await openReference(dir));
+          await this.commitReference(await openReference(dir, this.openers.bundle));
         }),
       openRun: ({ dir }) =>
         this.operate('open run', 'open run', async () => {

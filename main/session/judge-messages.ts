@@ -5,7 +5,8 @@
 // worker's judgeCase made them and must at least be objects.
 import { z } from 'zod';
 import type { EngineDescription } from '../engine-host/engine-description.ts';
-import type { Contract } from '../core/bundle/manifest-schema.ts';
+import type { BundleErrorCode } from '../core/bundle/errors.ts';
+import type { BoundaryEntry, BundleManifest, Contract, PassEntry } from '../core/bundle/manifest-schema.ts';
 import type { RunStop } from '../core/gate/case-verdicts.ts';
 import { VERDICTS, type AudioStreamJudgement, type BoundaryVerdict, type LedgerEntry } from '../core/gate/gate-types.ts';
 
@@ -34,8 +35,12 @@ export interface JudgeJob {
   readonly nativeUnreadable: string | null;
 }
 
+/** Where a bundle is: enough for a worker to open it. */
+export type BundlePlace = Pick<BundleRef, 'kind' | 'dir'>;
+
 export type ToWorker =
-  | { readonly type: 'open'; readonly places: readonly Pick<BundleRef, 'kind' | 'dir'>[] }
+  | { readonly type: 'open'; readonly places: readonly BundlePlace[] }
+  | { readonly type: 'manifest'; readonly requestId: number; readonly place: BundlePlace }
   | { readonly type: 'begin'; readonly jobId: number; readonly job: JudgeJob }
   | { readonly type: 'slice'; readonly jobId: number; readonly slice: number; readonly passes: readonly number[] }
   | { readonly type: 'audio'; readonly jobId: number; readonly verdicts: readonly BoundaryVerdict[]; readonly judged: readonly number[] };
@@ -83,6 +88,55 @@ export const FromWorkerSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('audio'), jobId: z.number().int(), judgements: z.array(AudioJudgementSchema) }),
   z.object({ type: z.literal('failed'), jobId: z.number().int(), message: z.string() }),
 ]);
+
+/**
+ * A manifest read and validated on a worker, sent in parts of at most MANIFEST_PART_ROWS
+ * boundaries: the first carries everything but the passes; each part starts a pass (`pass`) or
+ * continues the last one (`pass` null). Each part is a few milliseconds to receive, where the
+ * whole manifest of a 50k-row run in one message would hold the serving thread for hundreds.
+ */
+export interface ManifestPart {
+  type: 'manifestPart';
+  requestId: number;
+  head: Omit<BundleManifest, 'passes'> | null;
+  pass: Omit<PassEntry, 'boundaries'> | null;
+  boundaries: BoundaryEntry[];
+  last: boolean;
+}
+
+export const MANIFEST_PART_ROWS = 500;
+
+/** A failure reading a manifest: a BundleError's code, file and issues, or just a message. */
+export interface ManifestFailed {
+  type: 'manifestFailed';
+  requestId: number;
+  bundle: { code: BundleErrorCode; file: string; issues: { code: BundleErrorCode; field: string; message: string }[] } | null;
+  message: string;
+}
+
+const ManifestMessageSchema = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('manifestPart'),
+    requestId: z.number().int(),
+    head: z.looseObject({ schema: z.string(), kind: z.string(), files: z.array(z.looseObject({ path: z.string() })) }).nullable(),
+    pass: z.looseObject({ index: z.number().int().nonnegative(), file: z.string() }).nullable(),
+    boundaries: z.array(z.looseObject({ name: z.string(), dtype: z.string(), shape: z.array(z.number()) })),
+    last: z.boolean(),
+  }),
+  z.object({
+    type: z.literal('manifestFailed'),
+    requestId: z.number().int(),
+    bundle: z.object({ code: z.string(), file: z.string(), issues: z.array(z.object({ code: z.string(), field: z.string(), message: z.string() })) }).nullable(),
+    message: z.string(),
+  }),
+]);
+
+/** A worker's answer to a manifest request, checked; null when it is not one. */
+export function parseManifestMessage(message: unknown): ManifestPart | ManifestFailed | null {
+  const parsed = ManifestMessageSchema.safeParse(message);
+  // The parts are the worker's parseManifest output, copied exactly by the structured clone.
+  return parsed.success ? (parsed.data as unknown as ManifestPart | ManifestFailed) : null;
+}
 
 export type FromWorker =
   | { type: 'slice'; jobId: number; slice: number; threadId: number; verdicts: BoundaryVerdict[]; contracts: Record<string, Contract> }

@@ -14,7 +14,9 @@ import { Worker, type ResourceLimits } from 'node:worker_threads';
 import type { Contract } from '../core/bundle/manifest-schema.ts';
 import type { AudioStreamJudgement, BoundaryVerdict } from '../core/gate/gate-types.ts';
 import { packageRoot } from '../core/tool/tool-info.ts';
-import { parseFromWorker, type BundleRef, type FromWorker, type JudgeJob, type ToWorker } from './judge-messages.ts';
+import { BundleError, type BundleErrorCode } from '../core/bundle/errors.ts';
+import type { BundleManifest, PassEntry } from '../core/bundle/manifest-schema.ts';
+import { parseFromWorker, parseManifestMessage, type BundlePlace, type FromWorker, type JudgeJob, type ToWorker } from './judge-messages.ts';
 
 export interface JudgePoolOptions {
   /** Workers at most (default: one per core, at most 4). */
@@ -170,7 +172,7 @@ export class JudgePool {
    * reference when the session opens it; an opened run while the session verifies it), so a job
    * starts judging instead of parsing manifests. Best effort: a failure shows in the job.
    */
-  prepare(places: readonly Pick<BundleRef, 'kind' | 'dir'>[]): void {
+  prepare(places: readonly BundlePlace[]): void {
     if (this.closed || places.length === 0) return;
     const workers = this.idle.splice(0);
     try {
@@ -183,6 +185,60 @@ export class JudgePool {
       worker.postMessage({ type: 'open', places: places.map(({ kind, dir }) => ({ kind, dir })) } satisfies ToWorker);
       this.release(worker);
     }
+  }
+
+  /**
+   * The manifest of the bundle at `place`, read and validated on a worker and received in parts
+   * (judge-messages.ts ManifestPart). Rejects with the reader's BundleError when it is refused.
+   */
+  manifest(place: BundlePlace): Promise<BundleManifest> {
+    if (this.closed) return Promise.reject(new JudgeFailure('the session is closed'));
+    const requestId = ++this.jobs;
+    let worker: Worker;
+    try {
+      worker = this.take();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return new Promise<BundleManifest>((resolve, reject) => {
+      let head: Omit<BundleManifest, 'passes'> | null = null;
+      const passes: PassEntry[] = [];
+      const settle = (outcome: { ok: true; manifest: BundleManifest } | { ok: false; error: Error }, keep: boolean): void => {
+        worker.removeAllListeners();
+        if (keep) this.release(worker);
+        else {
+          worker.on('error', () => undefined);
+          void worker.terminate();
+        }
+        if (outcome.ok) resolve(outcome.manifest);
+        else reject(outcome.error);
+      };
+      worker.on('message', (raw: unknown) => {
+        const message = parseManifestMessage(raw);
+        if (message === null || message.requestId !== requestId) {
+          settle({ ok: false, error: new JudgeFailure(`the worker reading ${place.dir} answered with a message that is not one of its own`) }, false);
+          return;
+        }
+        if (message.type === 'manifestFailed') {
+          const { bundle } = message;
+          const error = bundle === null ? new JudgeFailure(message.message) : BundleError.fromIssues(bundle.file, bundle.issues, bundle.code as BundleErrorCode);
+          settle({ ok: false, error }, true);
+          return;
+        }
+        if (message.head !== null) head = message.head;
+        if (message.pass !== null) passes.push({ ...message.pass, boundaries: message.boundaries });
+        else {
+          const into = passes.at(-1)?.boundaries;
+          for (const boundary of message.boundaries) into?.push(boundary);
+        }
+        if (!message.last) return;
+        if (head === null) settle({ ok: false, error: new JudgeFailure(`the worker reading ${place.dir} sent no manifest`) }, false);
+        else settle({ ok: true, manifest: { ...head, passes } }, true);
+      });
+      worker.on('error', (error: Error) => settle({ ok: false, error: new JudgeFailure(`the worker reading ${place.dir} failed: ${error.message}`) }, false));
+      worker.on('exit', (code: number) => settle({ ok: false, error: new JudgeFailure(`the worker reading ${place.dir} stopped (exit code ${code})`) }, false));
+      worker.postMessage({ type: 'manifest', requestId, place: { kind: place.kind, dir: place.dir } } satisfies ToWorker);
+    });
   }
 
   /** Terminates the idle workers; a job in flight finishes on its own workers, then they go too. */

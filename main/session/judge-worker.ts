@@ -7,18 +7,20 @@
 // of the job that needs it ('open': the reference as soon as the session opens it, an opened run
 // while the session verifies it). A bundle whose file list is not the one the session verified is
 // opened again, and refused if it still differs (judge-messages.ts BundleRef).
+import { join } from 'node:path';
 import { parentPort, threadId } from 'node:worker_threads';
-import { openBundle, type TraceBundle } from '../core/bundle/bundle-reader.ts';
+import { openBundle, openBundleFromManifest, readManifest, type TraceBundle } from '../core/bundle/bundle-reader.ts';
+import { BundleError } from '../core/bundle/errors.ts';
 import { openCaptureInProgress } from '../core/bundle/capture-in-progress.ts';
 import { judgeAudioStreams } from '../core/gate/audio-stream-verdicts.ts';
 import { judgeCase } from '../core/gate/case-verdicts.ts';
-import type { Contract } from '../core/bundle/manifest-schema.ts';
-import type { BundleRef, FromWorker, JudgeJob, ToWorker } from './judge-messages.ts';
+import { MANIFEST_FILE_NAME, type BundleManifest, type Contract } from '../core/bundle/manifest-schema.ts';
+import { MANIFEST_PART_ROWS, type BundlePlace, type BundleRef, type FromWorker, type JudgeJob, type ManifestFailed, type ManifestPart, type ToWorker } from './judge-messages.ts';
 
 const port = parentPort;
 if (port === null) throw new Error('judge-worker.ts runs as a worker thread (judge-pool.ts starts it)');
 
-type Place = Pick<BundleRef, 'kind' | 'dir'>;
+type Place = BundlePlace;
 const keyOf = (ref: Place): string => `${ref.kind}\u0000${ref.dir}`;
 const open = new Map<string, Promise<TraceBundle>>();
 
@@ -60,8 +62,7 @@ async function forget(ref: Place): Promise<void> {
 
 /** The bundle `ref` names, with the file list the session verified (opened again once if it differs). */
 async function bundleOf(ref: BundleRef): Promise<TraceBundle> {
-  // A capture in progress grows by a pass per step: its view is always opened afresh.
-  if (ref.kind === 'capture') await forget(ref);
+  // (A capture in progress grows by a pass per step: a view of an earlier step lists fewer files.)
   const bundle = await opened(ref);
   if (filesDiffer(bundle, ref) === null) return bundle;
   await forget(ref);
@@ -81,6 +82,52 @@ async function keepOnly(job: JudgeJob): Promise<void> {
   }
 }
 
+/**
+ * The manifest of `place` for the session, which opens the bundle with it (openBundleFromManifest):
+ * read and validated here, so the serving thread never parses a manifest of tens of MB. A bundle
+ * already open here gives its manifest; otherwise it is read, and kept open for the jobs to come.
+ * A capture in progress is always read afresh (it grows by a pass per step).
+ */
+async function manifestOf(place: Place): Promise<BundleManifest> {
+  if (place.kind === 'capture') await forget(place);
+  const cached = open.get(keyOf(place));
+  const kept = cached === undefined ? null : await cached.catch(() => null);
+  if (kept !== null) return kept.manifest;
+  // Read alone (its errors are the reader's, as the session's own read would give them)...
+  const manifest = place.kind === 'capture' ? (await opened(place)).manifest : await readManifest(place.dir);
+  if (place.kind === 'bundle' && !open.has(keyOf(place))) {
+    // ...then kept open for the judging, from the same manifest.
+    const bundle = openBundleFromManifest(place.dir, manifest, join(place.dir, MANIFEST_FILE_NAME), { verify: 'none' });
+    open.set(keyOf(place), bundle);
+    bundle.catch(() => open.delete(keyOf(place)));
+  }
+  return manifest;
+}
+
+function sendManifest(requestId: number, manifest: BundleManifest): void {
+  const { passes, ...head } = manifest;
+  let part: ManifestPart = { type: 'manifestPart', requestId, head, pass: null, boundaries: [], last: false };
+  const flush = (): void => {
+    port?.postMessage(part);
+    part = { type: 'manifestPart', requestId, head: null, pass: null, boundaries: [], last: false };
+  };
+  for (const { boundaries, ...pass } of passes) {
+    if (part.pass !== null || part.boundaries.length > 0) flush();
+    part.pass = pass;
+    for (let at = 0; at < boundaries.length; at += MANIFEST_PART_ROWS) {
+      if (at > 0) flush();
+      part.boundaries = boundaries.slice(at, at + MANIFEST_PART_ROWS);
+    }
+  }
+  part.last = true;
+  flush();
+}
+
+function manifestFailure(requestId: number, error: unknown): ManifestFailed {
+  const bundle = error instanceof BundleError ? { code: error.code, file: error.file, issues: error.issues.map(({ code, field, message }) => ({ code, field, message })) } : null;
+  return { type: 'manifestFailed', requestId, bundle, message: error instanceof Error ? error.message : String(error) };
+}
+
 interface Current {
   jobId: number;
   job: JudgeJob;
@@ -91,6 +138,14 @@ async function handle(message: ToWorker): Promise<FromWorker | null> {
   if (message.type === 'open') {
     // Ahead of a job: a failure here is the job's to report (or the session's own open's).
     await Promise.all(message.places.map((place) => opened(place).catch(() => undefined)));
+    return null;
+  }
+  if (message.type === 'manifest') {
+    try {
+      sendManifest(message.requestId, await manifestOf(message.place));
+    } catch (error) {
+      port?.postMessage(manifestFailure(message.requestId, error));
+    }
     return null;
   }
   if (message.type === 'begin') {
@@ -134,7 +189,7 @@ port.on('message', (message: ToWorker) => {
       const answer = await handle(message);
       if (answer !== null) port.postMessage(answer);
     } catch (error) {
-      if (message.type !== 'open') port.postMessage({ type: 'failed', jobId: message.jobId, message: error instanceof Error ? error.message : String(error) } satisfies FromWorker);
+      if (message.type !== 'open' && message.type !== 'manifest') port.postMessage({ type: 'failed', jobId: message.jobId, message: error instanceof Error ? error.message : String(error) } satisfies FromWorker);
     }
   });
 });

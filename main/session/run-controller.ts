@@ -10,8 +10,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Isolation, PassResult } from '../engine-host/engine-host.ts';
 import type { InspectorEvent } from '../../protocol/inspector-api.ts';
-import { openBundle, type TraceBundle } from '../core/bundle/bundle-reader.ts';
-import { openCaptureInProgress } from '../core/bundle/capture-in-progress.ts';
+import type { TraceBundle } from '../core/bundle/bundle-reader.ts';
 import { BundleError } from '../core/bundle/errors.ts';
 import { MANIFEST_FILE_NAME, type RunOutcome } from '../core/bundle/manifest-schema.ts';
 import { confinedChild, safePathComponent } from '../core/bundle/path-confinement.ts';
@@ -22,6 +21,7 @@ import type { BoundaryVerdict } from '../core/gate/gate-types.ts';
 import { LiveRun, type PassStep } from './live-capture.ts';
 import type { RowsChange } from './rows-log.ts';
 import { CALL_CODES, callError, type SessionErrorLog } from './session-errors.ts';
+import type { BundleOpeners } from './bundle-openers.ts';
 import { JudgeFailure, type JudgePool } from './judge-pool.ts';
 import { catalogueFromReference, describeStop, judgePasses, type JudgeContext, type NativeSide } from './session-judge.ts';
 import { hasDivergence } from './session-rows.ts';
@@ -48,6 +48,8 @@ export interface RunControllerHooks {
   retire(bundle: TraceBundle): void;
   /** Judges passes off the session's thread. */
   pool: JudgePool;
+  /** Opens the native side (bundle-openers.ts). */
+  open: BundleOpeners;
   /** The run changed while an operation is still going on (a slice of an opened run was judged). */
   changed(): void;
 }
@@ -176,12 +178,12 @@ export class RunController {
   /** The native side after a step: the capture in progress, or the bundle finished / recovered on disk. */
   private async openNativeView(live: LiveRun, step: PassStep): Promise<{ native: TraceBundle | null; unreadable: string | null; kind: NativeSide['kind'] }> {
     try {
-      if (live.capturing) return { native: await openCaptureInProgress(live.outDir), unreadable: null, kind: 'capture' };
+      if (live.capturing) return { native: await this.hooks.open.capture(live.outDir), unreadable: null, kind: 'capture' };
       if (!existsSync(join(live.outDir, MANIFEST_FILE_NAME))) {
         const why = step.warning ?? 'no manifest.json was written';
         return { native: null, unreadable: `${live.outDir}: ${why}`, kind: 'bundle' };
       }
-      return { native: await openBundle(live.outDir), unreadable: null, kind: 'bundle' };
+      return { native: await this.hooks.open.bundle(live.outDir), unreadable: null, kind: 'bundle' };
     } catch (error) {
       if (error instanceof BundleError) return { native: null, unreadable: error.message, kind: 'bundle' };
       throw error;
@@ -209,7 +211,7 @@ export class RunController {
   async openRun(dir: string, reference: OpenedReference, engine: OpenedEngine | null): Promise<void> {
     // The judging workers read the run's manifest while this thread verifies the bundle.
     this.hooks.pool.prepare([{ kind: 'bundle', dir: resolve(dir) }]);
-    const native = await openNativeRun(dir, reference.bundle);
+    const native = await openNativeRun(dir, reference.bundle, this.hooks.open.bundle);
     await this.clear('a captured run was opened');
     const { manifest } = native;
     const madeBy = manifest.provenance.runtime['engine_library_sha256'];

@@ -77,14 +77,14 @@ function contractOf(verdict: BoundaryVerdict, sources: RowSources, shown: Compar
 }
 
 /**
- * The rows of `verdicts` (every verdict of the run, in execution order) from index `from` on:
- * rows before it do not depend on the ones after (see above), so a caller holding them appends.
+ * The rows of the run's verdicts (in execution order) from index `from` on, given those verdicts
+ * and the index of the run's first divergence (-1: none): rows before `from` do not depend on the
+ * ones after (see above), so a caller holding them appends.
  */
-export function buildRows(verdicts: readonly BoundaryVerdict[], sources: RowSources, from = 0): BoundaryRow[] {
-  const first = verdicts.findIndex(isDivergence);
+export function buildRows(verdicts: readonly BoundaryVerdict[], sources: RowSources, from = 0, first = verdicts.findIndex(isDivergence)): BoundaryRow[] {
   // From the reference whichever oracle is shown: it is what the audio panel plays.
   const pcm = pcmStreams(sources.reference);
-  return verdicts.slice(from).map((verdict, at): BoundaryRow => {
+  return verdicts.map((verdict, at): BoundaryRow => {
     const order = from + at;
     const shown = shownComparison(verdict, sources.oracleChoice);
     const entry = entryOf(sources.reference, verdict.pass, verdict.boundary) ?? entryOf(sources.native, verdict.pass, verdict.boundary) ?? null;
@@ -132,6 +132,17 @@ export function countVerdicts(verdicts: readonly BoundaryVerdict[]): VerdictCoun
 export function firstDivergenceOf(verdicts: readonly BoundaryVerdict[]): BoundaryRef | null {
   const found = verdicts.find(isDivergence);
   return found === undefined ? null : { pass: found.pass, boundary: found.boundary };
+}
+
+/** The execution-order index of the first FAIL or REVIEW_REQUIRED in `passes` (in order), -1 when none. */
+export function firstDivergenceIndex(passes: Iterable<readonly BoundaryVerdict[]>): number {
+  let offset = 0;
+  for (const verdicts of passes) {
+    const at = verdicts.findIndex(isDivergence);
+    if (at !== -1) return offset + at;
+    offset += verdicts.length;
+  }
+  return -1;
 }
 
 export function hasDivergence(verdicts: readonly BoundaryVerdict[]): boolean {

@@ -35,7 +35,24 @@ export function emptyRun(): RunRecord {
 
 /** Every verdict of the run in execution order (pass, then catalogue order). */
 export function allVerdicts(run: RunRecord): BoundaryVerdict[] {
-  return [...run.verdicts.keys()].sort((a, b) => a - b).flatMap((pass) => run.verdicts.get(pass) ?? []);
+  return verdictsFrom(run, 0);
+}
+
+/** Each judged pass's verdicts, in pass order. */
+export function passVerdicts(run: RunRecord): BoundaryVerdict[][] {
+  return [...run.verdicts.keys()].sort((a, b) => a - b).map((pass) => run.verdicts.get(pass) ?? []);
+}
+
+/** The verdicts from execution-order index `from` on (the passes wholly before it are skipped, not copied). */
+export function verdictsFrom(run: RunRecord, from: number): BoundaryVerdict[] {
+  const out: BoundaryVerdict[] = [];
+  let offset = 0;
+  for (const verdicts of passVerdicts(run)) {
+    const end = offset + verdicts.length;
+    if (end > from) for (let i = Math.max(0, from - offset); i < verdicts.length; i++) out.push(verdicts[i] as BoundaryVerdict);
+    offset = end;
+  }
+  return out;
 }
 
 export interface SnapshotSource {

@@ -3,10 +3,14 @@
 // session keeps answering meanwhile, every slice is judged on a worker thread, the rows equal the
 // gate's judgeCase on the same bundles, and a worker that fails or dies is an error naming what
 // happened, never a crash. Sizes are KB: six passes of 300 small boundaries.
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBundle, type TraceBundle } from '../../main/core/bundle/bundle-reader.ts';
+import { BundleError } from '../../main/core/bundle/errors.ts';
 import { judgeCase } from '../../main/core/gate/case-verdicts.ts';
+import { openersOffThread } from '../../main/session/bundle-openers.ts';
 import type { BoundaryVerdict } from '../../main/core/gate/gate-types.ts';
 import { JudgeFailure, JudgePool, type JudgedSlice } from '../../main/session/judge-pool.ts';
 import { bundleRef, catalogueFromReference, passSlices, type JudgeContext } from '../../main/session/session-judge.ts';
@@ -87,6 +91,44 @@ describe('the judging pool', () => {
   });
 });
 
+describe('manifests read on a worker', () => {
+  it('open the same bundle as openBundle; a refused manifest is the same BundleError, code, file and field', async () => {
+    const opened = await openersOffThread(pool).bundle(pair.nativeDir);
+    try {
+      expect(opened.manifest).toEqual(native.manifest);
+      expect(opened.boundary(3, 'layer012.op7')).toEqual(native.boundary(3, 'layer012.op7'));
+      expect(await opened.readBoundary(3, 'layer012.op7')).toEqual(await native.readBoundary(3, 'layer012.op7'));
+    } finally {
+      await opened.close();
+    }
+    const broken = join(tempDir('judging-broken'), 'native');
+    cpSync(pair.nativeDir, broken, { recursive: true });
+    const manifestPath = join(broken, 'manifest.json');
+    const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { passes: { boundaries: { dtype: string }[] }[] };
+    const entry = manifest.passes[2]?.boundaries[5];
+    if (entry !== undefined) entry.dtype = 'F33';
+    writeFileSync(manifestPath, JSON.stringify(manifest));
+    const here = await openBundle(broken).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    const there = await openersOffThread(pool)
+      .bundle(broken)
+      .then(
+        () => null,
+        (error: unknown) => error,
+      );
+    expect(here).toBeInstanceOf(BundleError);
+    expect(there).toBeInstanceOf(BundleError);
+    const fields = (error: unknown): unknown => {
+      const bundleError = error as BundleError;
+      return { code: bundleError.code, file: bundleError.file, field: bundleError.field, message: bundleError.message };
+    };
+    expect(fields(there)).toEqual(fields(here));
+    expect((there as BundleError).field).toBe('passes[2].boundaries[5].dtype');
+  });
+});
+
 describe('opening a run in the session', () => {
   it('streams the rows while judging: partial rows reach a client and the session answers before the open returns; the rows equal the gate\'s', async () => {
     const t = openSession('judging-stream');
@@ -134,20 +176,31 @@ describe('opening a run in the session', () => {
     }
   });
 
-  it('a judging worker that dies fails the open with an error saying so; the session stays usable', async () => {
+  it('a worker that dies (reading a manifest, judging) is an error saying so, never a crash; the session stays usable', async () => {
     // A heap far too small for the worker: it dies as it starts (ERR_WORKER_OUT_OF_MEMORY).
-    const t = openSession('judging-dies', { judge: { resourceLimits: { maxOldGenerationSizeMb: 2, maxYoungGenerationSizeMb: 1 } } });
+    const judge = { resourceLimits: { maxOldGenerationSizeMb: 2, maxYoungGenerationSizeMb: 1 } };
+    const dying = new JudgePool(judge);
     try {
-      await t.call('openBundle', { dir: pair.referenceDir });
-      const failure = await failureOf(t.call('openRun', { dir: pair.nativeDir }));
+      const failure = await dying
+        .judge({ job: { caseId: 'judging', reference: bundleRef(reference), oracle: null, native: bundleRef(native), description: catalogueFromReference(reference), ledger: [], stop: null, nativeUnreadable: null }, slices: [[0]], onSlice: () => undefined, audioRows: () => null })
+        .then(
+          () => null,
+          (error: unknown) => error,
+        );
+      expect(failure).toBeInstanceOf(JudgeFailure);
+      expect((failure as Error).message).toMatch(/^the judging worker failed: .*memory/);
+    } finally {
+      await dying.close();
+    }
+    const t = openSession('judging-dies', { judge });
+    try {
+      const failure = await failureOf(t.call('openBundle', { dir: pair.referenceDir }));
       expect(failure.code).toBe('E_BUNDLE');
-      expect(failure.message).toMatch(new RegExp(`^the run in ${pair.nativeDir} could not be judged: the judging worker failed: .*memory`));
+      expect(failure.message).toMatch(new RegExp(`^the worker reading ${pair.referenceDir} failed: .*memory`));
       const after = await t.call('getSession', {});
-      expect(after.openedRun).toBeNull();
-      expect(after.rowCount).toBe(0);
+      expect(after.bundle).toBeNull();
       expect(after.busy).toBeNull();
       expect(after.errors.map((error) => error.message)).toContain(failure.message);
-      expect(after.bundle?.dir).toBe(pair.referenceDir);
     } finally {
       await t.session.close();
     }
