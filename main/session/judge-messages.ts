@@ -1,8 +1,11 @@
 // What the session's judging workers (judge-worker.ts) and their pool (judge-pool.ts) say to each
 // other. Jobs go to a worker as plain objects; everything a worker answers is parsed with zod
 // before the session acts on it. A verdict is checked field by field where the session reads it
-// (the rows, the counts, the audio stream); the comparison records inside are carried over as the
-// worker's judgeCase made them and must at least be objects.
+// (the rows, the counts, the audio stream); the comparison records inside, and the manifest
+// entries sent in parts, are carried over as the worker made them (judgeCase, parseManifest)
+// and must at least be objects with the fields the session looks them up by. (Not loose objects:
+// zod walks every extra key of those, and 50k records of a few dozen keys each is work on the
+// thread these checks are meant to keep free.)
 import { z } from 'zod';
 import type { EngineDescription } from '../engine-host/engine-description.ts';
 import type { BundleErrorCode } from '../core/bundle/errors.ts';
@@ -45,26 +48,44 @@ export type ToWorker =
   | { readonly type: 'slice'; readonly jobId: number; readonly slice: number; readonly passes: readonly number[] }
   | { readonly type: 'audio'; readonly jobId: number; readonly verdicts: readonly BoundaryVerdict[]; readonly judged: readonly number[] };
 
-const ComparisonSchema = z.looseObject({ contractId: z.string(), structural: z.unknown() });
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+/** An object whose `fields` have the given typeof; its other keys are kept, unchecked. */
+const recordWith = (fields: Readonly<Record<string, 'string' | 'number' | 'object'>>, what: string) =>
+  z.custom<Record<string, unknown>>((value) => isRecord(value) && Object.entries(fields).every(([key, type]) => typeof value[key] === type), { message: `not ${what}` });
 
-const VerdictSchema = z.looseObject({
-  case: z.string(),
-  pass: z.number().int().nonnegative(),
-  boundary: z.string(),
-  stage: z.string(),
-  catalogueIndex: z.number().int().nullable(),
-  verdict: z.enum(VERDICTS),
-  kind: z.string().nullable(),
-  reason: z.string(),
-  gapId: z.string().nullable(),
-  ledgerId: z.string().nullable(),
-  inReference: z.boolean(),
-  inNative: z.boolean(),
-  reference: ComparisonSchema.nullable(),
-  oracleSide: z.enum(['compared', 'absent', 'lacks', 'not_compared']),
-  oracle: ComparisonSchema.nullable(),
-  durationMs: z.number(),
-});
+const ComparisonSchema = recordWith(
+  { contractId: 'string', dtype: 'string', shape: 'object', structural: 'object', census: 'object', ties: 'object', elements: 'number', mismatches: 'number', maxAbs: 'number', maxUlp: 'number' },
+  'a comparison record',
+);
+
+const VERDICT_SET: ReadonlySet<unknown> = new Set(VERDICTS);
+const ORACLE_SIDES: ReadonlySet<unknown> = new Set(['compared', 'absent', 'lacks', 'not_compared']);
+const isComparison = (value: unknown): boolean => value === null || ComparisonSchema.safeParse(value).success;
+const isNullableString = (value: unknown): boolean => value === null || typeof value === 'string';
+
+/** A BoundaryVerdict: every field the session reads, by type; the object is kept as it came. */
+const VerdictSchema = z.custom<Record<string, unknown>>(
+  (value) =>
+    isRecord(value) &&
+    typeof value['case'] === 'string' &&
+    Number.isSafeInteger(value['pass']) &&
+    (value['pass'] as number) >= 0 &&
+    typeof value['boundary'] === 'string' &&
+    typeof value['stage'] === 'string' &&
+    (value['catalogueIndex'] === null || Number.isSafeInteger(value['catalogueIndex'])) &&
+    VERDICT_SET.has(value['verdict']) &&
+    isNullableString(value['kind']) &&
+    typeof value['reason'] === 'string' &&
+    isNullableString(value['gapId']) &&
+    isNullableString(value['ledgerId']) &&
+    typeof value['inReference'] === 'boolean' &&
+    typeof value['inNative'] === 'boolean' &&
+    isComparison(value['reference']) &&
+    ORACLE_SIDES.has(value['oracleSide']) &&
+    isComparison(value['oracle']) &&
+    typeof value['durationMs'] === 'number',
+  { message: 'not a boundary verdict' },
+);
 
 const AudioJudgementSchema = z.looseObject({
   boundary: z.string(),
@@ -118,9 +139,9 @@ const ManifestMessageSchema = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('manifestPart'),
     requestId: z.number().int(),
-    head: z.looseObject({ schema: z.string(), kind: z.string(), files: z.array(z.looseObject({ path: z.string() })) }).nullable(),
-    pass: z.looseObject({ index: z.number().int().nonnegative(), file: z.string() }).nullable(),
-    boundaries: z.array(z.looseObject({ name: z.string(), dtype: z.string(), shape: z.array(z.number()) })),
+    head: recordWith({ schema: 'string', kind: 'string', files: 'object', provenance: 'object' }, 'a manifest head').nullable(),
+    pass: recordWith({ index: 'number', file: 'string', kind: 'string' }, 'a pass entry').nullable(),
+    boundaries: z.array(recordWith({ name: 'string', dtype: 'string', shape: 'object', sha256: 'string' }, 'a boundary entry')),
     last: z.boolean(),
   }),
   z.object({
