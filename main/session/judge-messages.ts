@@ -11,7 +11,30 @@ import type { EngineDescription } from '../engine-host/engine-description.ts';
 import type { BundleErrorCode } from '../core/bundle/errors.ts';
 import type { BoundaryEntry, BundleManifest, Contract, PassEntry } from '../core/bundle/manifest-schema.ts';
 import type { RunStop } from '../core/gate/case-verdicts.ts';
-import { VERDICTS, type AudioStreamJudgement, type BoundaryVerdict, type LedgerEntry } from '../core/gate/gate-types.ts';
+import { VERDICTS, type AudioStreamJudgement, type BoundaryVerdict, type ComparisonRecord, type LedgerEntry } from '../core/gate/gate-types.ts';
+
+/**
+ * The fields of a comparison record the session reads (the rows, the provenance inventory). The
+ * rest — the witnesses, the class counts, the required tolerances — stays on the worker: receiving
+ * it for 50k rows is most of what a slice costs the serving thread, and all of it is garbage there.
+ */
+export type RowComparison = Pick<ComparisonRecord, 'contractId' | 'structural' | 'dtype' | 'shape' | 'elements' | 'mismatches' | 'maxAbs' | 'maxUlp' | 'census' | 'ties'>;
+
+/** The gate's BoundaryVerdict as the session keeps it: every field, the comparisons as RowComparison. */
+export interface SessionVerdict extends Omit<BoundaryVerdict, 'reference' | 'oracle'> {
+  reference: RowComparison | null;
+  oracle: RowComparison | null;
+}
+
+function rowComparison(record: ComparisonRecord | null): RowComparison | null {
+  if (record === null) return null;
+  const { contractId, structural, dtype, shape, elements, mismatches, maxAbs, maxUlp, census, ties } = record;
+  return { contractId, structural, dtype, shape, elements, mismatches, maxAbs, maxUlp, census, ties };
+}
+
+export function sessionVerdict(verdict: BoundaryVerdict): SessionVerdict {
+  return { ...verdict, reference: rowComparison(verdict.reference), oracle: rowComparison(verdict.oracle) };
+}
 
 /**
  * A bundle the worker opens itself (a manifest of a long run is tens of MB: copying the session's
@@ -46,7 +69,7 @@ export type ToWorker =
   | { readonly type: 'manifest'; readonly requestId: number; readonly place: BundlePlace }
   | { readonly type: 'begin'; readonly jobId: number; readonly job: JudgeJob }
   | { readonly type: 'slice'; readonly jobId: number; readonly slice: number; readonly passes: readonly number[] }
-  | { readonly type: 'audio'; readonly jobId: number; readonly verdicts: readonly BoundaryVerdict[]; readonly judged: readonly number[] };
+  | { readonly type: 'audio'; readonly jobId: number; readonly verdicts: readonly SessionVerdict[]; readonly judged: readonly number[] };
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 /** An object whose `fields` have the given typeof; its other keys are kept, unchecked. */
@@ -160,7 +183,7 @@ export function parseManifestMessage(message: unknown): ManifestPart | ManifestF
 }
 
 export type FromWorker =
-  | { type: 'slice'; jobId: number; slice: number; threadId: number; verdicts: BoundaryVerdict[]; contracts: Record<string, Contract> }
+  | { type: 'slice'; jobId: number; slice: number; threadId: number; verdicts: SessionVerdict[]; contracts: Record<string, Contract> }
   | { type: 'audio'; jobId: number; judgements: AudioStreamJudgement[] }
   | { type: 'failed'; jobId: number; message: string };
 

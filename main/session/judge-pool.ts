@@ -12,11 +12,11 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 import type { Contract } from '../core/bundle/manifest-schema.ts';
-import type { AudioStreamJudgement, BoundaryVerdict } from '../core/gate/gate-types.ts';
+import type { AudioStreamJudgement } from '../core/gate/gate-types.ts';
 import { packageRoot } from '../core/tool/tool-info.ts';
 import { BundleError, type BundleErrorCode } from '../core/bundle/errors.ts';
 import type { BundleManifest, PassEntry } from '../core/bundle/manifest-schema.ts';
-import { parseFromWorker, parseManifestMessage, type BundlePlace, type FromWorker, type JudgeJob, type ToWorker } from './judge-messages.ts';
+import { parseFromWorker, parseManifestMessage, type BundlePlace, type FromWorker, type JudgeJob, type SessionVerdict, type ToWorker } from './judge-messages.ts';
 
 export interface JudgePoolOptions {
   /** Workers at most (default: one per core, at most 4). */
@@ -28,7 +28,7 @@ export interface JudgePoolOptions {
 /** One judged slice, handed over in pass order. */
 export interface JudgedSlice {
   passes: readonly number[];
-  verdicts: BoundaryVerdict[];
+  verdicts: SessionVerdict[];
   contracts: Record<string, Contract>;
   /** The worker thread that judged it (never the session's own thread). */
   threadId: number;
@@ -43,7 +43,7 @@ export interface JudgeRequest {
    * After the last slice: the verdicts whose audio streams are to be judged (the PCM rows of
    * every pass so far), or null for none (judge-audio-rows.ts picks them).
    */
-  audioRows: () => BoundaryVerdict[] | null;
+  audioRows: () => SessionVerdict[] | null;
 }
 
 /** The bundled worker script (dist/judge-worker.js under the package root). */
@@ -104,7 +104,7 @@ export class JudgePool {
 
       /** Every slice is handed over (so every worker is idle): the audio streams, on `worker`. */
       const judgeAudio = (worker: Worker): void => {
-        let rows: BoundaryVerdict[] | null;
+        let rows: SessionVerdict[] | null;
         try {
           rows = request.audioRows();
         } catch (error) {

@@ -15,7 +15,7 @@ import { openCaptureInProgress } from '../core/bundle/capture-in-progress.ts';
 import { judgeAudioStreams } from '../core/gate/audio-stream-verdicts.ts';
 import { judgeCase } from '../core/gate/case-verdicts.ts';
 import { MANIFEST_FILE_NAME, type BundleManifest, type Contract } from '../core/bundle/manifest-schema.ts';
-import { MANIFEST_PART_ROWS, type BundlePlace, type BundleRef, type FromWorker, type JudgeJob, type ManifestFailed, type ManifestPart, type ToWorker } from './judge-messages.ts';
+import { MANIFEST_PART_ROWS, sessionVerdict, type BundlePlace, type BundleRef, type FromWorker, type JudgeJob, type ManifestFailed, type ManifestPart, type ToWorker } from './judge-messages.ts';
 
 const port = parentPort;
 if (port === null) throw new Error('judge-worker.ts runs as a worker thread (judge-pool.ts starts it)');
@@ -175,7 +175,7 @@ async function handle(message: ToWorker): Promise<FromWorker | null> {
       passes: message.passes,
       audioStreams: false,
     });
-    return { type: 'slice', jobId: message.jobId, slice: message.slice, threadId, verdicts: judged.verdicts, contracts };
+    return { type: 'slice', jobId: message.jobId, slice: message.slice, threadId, verdicts: judged.verdicts.map(sessionVerdict), contracts };
   }
   if (native === null || job.nativeUnreadable !== null) return { type: 'audio', jobId: message.jobId, judgements: [] };
   return { type: 'audio', jobId: message.jobId, judgements: await judgeAudioStreams(reference, native, message.verdicts) };

@@ -17,7 +17,7 @@ import { confinedChild, safePathComponent } from '../core/bundle/path-confinemen
 import { createOutputFolder } from '../core/io/output-folder.ts';
 import type { RunStop } from '../core/gate/case-verdicts.ts';
 import type { Contract } from '../core/bundle/manifest-schema.ts';
-import type { BoundaryVerdict } from '../core/gate/gate-types.ts';
+import type { SessionVerdict } from './judge-messages.ts';
 import { LiveRun, type PassStep } from './live-capture.ts';
 import type { RowsChange } from './rows-log.ts';
 import { CALL_CODES, callError, type SessionErrorLog } from './session-errors.ts';
@@ -132,7 +132,7 @@ export class RunController {
     const stop = this.stopOf(step);
     const earlierVerdicts = [...this.run.verdicts.values()].flat();
     const side: NativeSide | null = native === null ? null : { bundle: native, kind };
-    let verdicts: BoundaryVerdict[];
+    let verdicts: SessionVerdict[];
     try {
       const judged = await judgePasses(this.hooks.pool, this.judgeContext(reference, engine.description), side, [step.pass], stop, unreadable, earlierVerdicts);
       verdicts = judged.byPass.get(step.pass) ?? [];

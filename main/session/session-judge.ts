@@ -12,8 +12,8 @@ import type { TraceBundle } from '../core/bundle/bundle-reader.ts';
 import { audioBoundsOf, type Contract, type RunOutcome } from '../core/bundle/manifest-schema.ts';
 import { applyAudioStream } from '../core/gate/audio-stream-verdicts.ts';
 import type { RunStop } from '../core/gate/case-verdicts.ts';
-import { emptyCounts, type BoundaryVerdict, type LedgerEntry } from '../core/gate/gate-types.ts';
-import type { BundleRef } from './judge-messages.ts';
+import { emptyCounts, type LedgerEntry } from '../core/gate/gate-types.ts';
+import type { BundleRef, SessionVerdict } from './judge-messages.ts';
 import type { JudgePool, JudgedSlice } from './judge-pool.ts';
 
 export interface JudgeContext {
@@ -81,7 +81,7 @@ function audioBounded(reference: TraceBundle): Set<string> {
 }
 
 export interface JudgedPasses {
-  byPass: Map<number, BoundaryVerdict[]>;
+  byPass: Map<number, SessionVerdict[]>;
   /** A broken audio stream bound changed a verdict already handed to onSlice. */
   revised: boolean;
 }
@@ -94,12 +94,12 @@ export async function judgePasses(
   stop: RunStop | null,
   nativeUnreadable: string | null = null,
   /** Verdicts of the passes judged before these (the stream's earlier part). */
-  earlier: readonly BoundaryVerdict[] = [],
+  earlier: readonly SessionVerdict[] = [],
   /** Each slice's verdicts, in pass order, as soon as they are judged. */
   onSlice: (slice: JudgedSlice) => void = () => undefined,
 ): Promise<JudgedPasses> {
-  const byPass = new Map<number, BoundaryVerdict[]>(passes.map((pass) => [pass, []]));
-  const judged: BoundaryVerdict[] = [];
+  const byPass = new Map<number, SessionVerdict[]>(passes.map((pass) => [pass, []]));
+  const judged: SessionVerdict[] = [];
   const bounded = audioBounded(context.reference);
   const judgements = await pool.judge({
     job: {

@@ -11,7 +11,8 @@ import { toWire, type BoundaryRef, type BoundaryRow, type OracleChoice } from '.
 import { pcmStreams } from '../core/audio/pcm-boundary.ts';
 import type { TraceBundle } from '../core/bundle/bundle-reader.ts';
 import type { BoundaryEntry, Contract } from '../core/bundle/manifest-schema.ts';
-import { emptyCounts, type BoundaryVerdict, type ComparisonRecord, type VerdictCounts } from '../core/gate/gate-types.ts';
+import { emptyCounts, type VerdictCounts } from '../core/gate/gate-types.ts';
+import type { RowComparison, SessionVerdict } from './judge-messages.ts';
 
 export interface RowSources {
   reference: TraceBundle;
@@ -22,7 +23,7 @@ export interface RowSources {
   contracts: Readonly<Record<string, Contract>>;
 }
 
-const isDivergence = (verdict: BoundaryVerdict): boolean => verdict.verdict === 'FAIL' || verdict.verdict === 'REVIEW_REQUIRED';
+const isDivergence = (verdict: SessionVerdict): boolean => verdict.verdict === 'FAIL' || verdict.verdict === 'REVIEW_REQUIRED';
 
 /** A tolerance as people write it: 1e-6, 0.5, 2.4e-7. */
 function tolerance(value: number): string {
@@ -44,7 +45,7 @@ function contractText(contract: Contract | null): string {
   return parts.join(' ');
 }
 
-function shownComparison(verdict: BoundaryVerdict, choice: OracleChoice): ComparisonRecord | null {
+function shownComparison(verdict: SessionVerdict, choice: OracleChoice): RowComparison | null {
   return choice === 'fp64' ? verdict.oracle : verdict.reference;
 }
 
@@ -70,7 +71,7 @@ function entryOf(bundle: TraceBundle | null, pass: number, name: string): Bounda
 }
 
 /** The contract the shown comparison used, else the one its base bundle declares. */
-function contractOf(verdict: BoundaryVerdict, sources: RowSources, shown: ComparisonRecord | null): Contract | null {
+function contractOf(verdict: SessionVerdict, sources: RowSources, shown: RowComparison | null): Contract | null {
   if (shown !== null) return sources.contracts[shown.contractId] ?? null;
   const base = sources.oracleChoice === 'fp64' ? sources.oracle : sources.reference;
   return entryOf(base, verdict.pass, verdict.boundary)?.contract ?? null;
@@ -81,7 +82,7 @@ function contractOf(verdict: BoundaryVerdict, sources: RowSources, shown: Compar
  * and the index of the run's first divergence (-1: none): rows before `from` do not depend on the
  * ones after (see above), so a caller holding them appends.
  */
-export function buildRows(verdicts: readonly BoundaryVerdict[], sources: RowSources, from = 0, first = verdicts.findIndex(isDivergence)): BoundaryRow[] {
+export function buildRows(verdicts: readonly SessionVerdict[], sources: RowSources, from = 0, first = verdicts.findIndex(isDivergence)): BoundaryRow[] {
   // From the reference whichever oracle is shown: it is what the audio panel plays.
   const pcm = pcmStreams(sources.reference);
   return verdicts.map((verdict, at): BoundaryRow => {
@@ -123,19 +124,19 @@ export function buildRows(verdicts: readonly BoundaryVerdict[], sources: RowSour
   });
 }
 
-export function countVerdicts(verdicts: readonly BoundaryVerdict[]): VerdictCounts {
+export function countVerdicts(verdicts: readonly SessionVerdict[]): VerdictCounts {
   const counts = emptyCounts();
   for (const verdict of verdicts) counts[verdict.verdict] += 1;
   return counts;
 }
 
-export function firstDivergenceOf(verdicts: readonly BoundaryVerdict[]): BoundaryRef | null {
+export function firstDivergenceOf(verdicts: readonly SessionVerdict[]): BoundaryRef | null {
   const found = verdicts.find(isDivergence);
   return found === undefined ? null : { pass: found.pass, boundary: found.boundary };
 }
 
 /** The execution-order index of the first FAIL or REVIEW_REQUIRED in `passes` (in order), -1 when none. */
-export function firstDivergenceIndex(passes: Iterable<readonly BoundaryVerdict[]>): number {
+export function firstDivergenceIndex(passes: Iterable<readonly SessionVerdict[]>): number {
   let offset = 0;
   for (const verdicts of passes) {
     const at = verdicts.findIndex(isDivergence);
@@ -145,6 +146,6 @@ export function firstDivergenceIndex(passes: Iterable<readonly BoundaryVerdict[]
   return -1;
 }
 
-export function hasDivergence(verdicts: readonly BoundaryVerdict[]): boolean {
+export function hasDivergence(verdicts: readonly SessionVerdict[]): boolean {
   return verdicts.some(isDivergence);
 }

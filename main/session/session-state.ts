@@ -4,7 +4,8 @@
 import type { Isolation } from '../engine-host/engine-host.ts';
 import type { BoundaryRef, OracleChoice, SessionError, SessionSnapshot, TimelinePass } from '../../protocol/inspector-api.ts';
 import type { TraceBundle } from '../core/bundle/bundle-reader.ts';
-import { emptyCounts, VERDICTS, type BoundaryVerdict, type VerdictCounts } from '../core/gate/gate-types.ts';
+import { emptyCounts, VERDICTS, type VerdictCounts } from '../core/gate/gate-types.ts';
+import type { SessionVerdict } from './judge-messages.ts';
 import type { LiveRun } from './live-capture.ts';
 import { countVerdicts, firstDivergenceOf } from './session-rows.ts';
 import type { OpenedEngine, OpenedReference } from './session-sources.ts';
@@ -21,7 +22,7 @@ export interface RunRecord {
   /** The current native view: the capture in progress, the finished bundle, or null. */
   native: TraceBundle | null;
   /** Verdicts of each judged pass, in the gate's execution order within the pass. */
-  verdicts: Map<number, BoundaryVerdict[]>;
+  verdicts: Map<number, SessionVerdict[]>;
   passStates: Map<number, PassState>;
   /** Passes the engine actually ran (a pass refused before it started is judged but did not run). */
   passesRun: number[];
@@ -34,22 +35,22 @@ export function emptyRun(): RunRecord {
 }
 
 /** Every verdict of the run in execution order (pass, then catalogue order). */
-export function allVerdicts(run: RunRecord): BoundaryVerdict[] {
+export function allVerdicts(run: RunRecord): SessionVerdict[] {
   return verdictsFrom(run, 0);
 }
 
 /** Each judged pass's verdicts, in pass order. */
-export function passVerdicts(run: RunRecord): BoundaryVerdict[][] {
+export function passVerdicts(run: RunRecord): SessionVerdict[][] {
   return [...run.verdicts.keys()].sort((a, b) => a - b).map((pass) => run.verdicts.get(pass) ?? []);
 }
 
 /** The verdicts from execution-order index `from` on (the passes wholly before it are skipped, not copied). */
-export function verdictsFrom(run: RunRecord, from: number): BoundaryVerdict[] {
-  const out: BoundaryVerdict[] = [];
+export function verdictsFrom(run: RunRecord, from: number): SessionVerdict[] {
+  const out: SessionVerdict[] = [];
   let offset = 0;
   for (const verdicts of passVerdicts(run)) {
     const end = offset + verdicts.length;
-    if (end > from) for (let i = Math.max(0, from - offset); i < verdicts.length; i++) out.push(verdicts[i] as BoundaryVerdict);
+    if (end > from) for (let i = Math.max(0, from - offset); i < verdicts.length; i++) out.push(verdicts[i] as SessionVerdict);
     offset = end;
   }
   return out;

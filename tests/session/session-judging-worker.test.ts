@@ -11,7 +11,7 @@ import { openBundle, type TraceBundle } from '../../main/core/bundle/bundle-read
 import { BundleError } from '../../main/core/bundle/errors.ts';
 import { judgeCase } from '../../main/core/gate/case-verdicts.ts';
 import { openersOffThread } from '../../main/session/bundle-openers.ts';
-import type { BoundaryVerdict } from '../../main/core/gate/gate-types.ts';
+import type { SessionVerdict } from '../../main/session/judge-messages.ts';
 import { JudgeFailure, JudgePool, type JudgedSlice } from '../../main/session/judge-pool.ts';
 import { bundleRef, catalogueFromReference, passSlices, type JudgeContext } from '../../main/session/session-judge.ts';
 import { judgePasses } from '../../main/session/session-judge.ts';
@@ -57,7 +57,7 @@ describe('the judging pool', () => {
     const judged = await judgePasses(pool, context(), { bundle: native, kind: 'bundle' }, passes, null, null, [], (slice) => slices.push(slice));
     expect(slices.map((slice) => slice.passes)).toEqual(passes.map((pass) => [pass]));
     for (const slice of slices) expect(slice.threadId).not.toBe(threadId);
-    const all: BoundaryVerdict[] = passes.flatMap((pass) => judged.byPass.get(pass) ?? []);
+    const all: SessionVerdict[] = passes.flatMap((pass) => judged.byPass.get(pass) ?? []);
     expect(all.map((verdict) => `${verdict.pass}:${verdict.boundary} ${verdict.verdict} ${String(verdict.kind)} ${String(verdict.reference?.structural === null ? verdict.reference.maxAbs : null)} ${verdict.reason}`)).toEqual(await gateLines());
     expect(judged.revised).toBe(false);
   });
