@@ -1,7 +1,7 @@
 // Builds everything `trace-inspector` needs to run from a fresh checkout:
 // the native reference engine and its test libraries (gcc, via engine/Makefile), the
 // Node-side entry points that run outside the TypeScript toolchain (CLI, engine worker,
-// engine host process), bundled by esbuild into dist/, and the Electron app (electron-vite:
+// engine host process, the app's judging worker), bundled by esbuild into dist/, and the Electron app (electron-vite:
 // out/main, out/preload, out/renderer — serve mode serves out/renderer too). Runs on
 // `npm install`, before tests and on `npm start`.
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -24,6 +24,7 @@ async function buildNodeEntries() {
     'engine-worker': 'main/engine-host/engine-worker.ts',
     'capture-writer': 'main/engine-host/capture-writer-thread.ts',
     'engine-host-process': 'main/engine-host/engine-host-process.ts',
+    'judge-worker': 'main/session/judge-worker.ts',
   };
   const present = Object.fromEntries(
     Object.entries(entryPoints).filter(([, file]) => existsSync(join(root, file))),

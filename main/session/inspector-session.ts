@@ -27,6 +27,8 @@ import {
 import type { TraceBundle } from '../core/bundle/bundle-reader.ts';
 import { userConfigDir, type Env } from '../core/receipt/keys.ts';
 import { embeddedDefaults } from '../core/tool/tool-info.ts';
+import { openersOffThread, type BundleOpeners } from './bundle-openers.ts';
+import { JudgePool, type JudgePoolOptions } from './judge-pool.ts';
 import { OperationLock } from './operation-lock.ts';
 import { RecentItems } from './recent-items.ts';
 import { RunController } from './run-controller.ts';
@@ -36,8 +38,8 @@ import { runLayerIsolation } from './session-isolation.ts';
 import { provenanceOf } from './session-provenance.ts';
 import { rowsReply } from './rows-encoding.ts';
 import { RowsLog } from './rows-log.ts';
-import { buildRows, hasDivergence } from './session-rows.ts';
-import { allVerdicts, buildSnapshot } from './session-state.ts';
+import { buildRows, firstDivergenceIndex, hasDivergence } from './session-rows.ts';
+import { allVerdicts, buildSnapshot, passVerdicts, verdictsFrom } from './session-state.ts';
 import { openReference, probeEngine, type OpenedEngine, type OpenedReference } from './session-sources.ts';
 import { sessionViews, type ViewSides } from './session-views.ts';
 
@@ -52,7 +54,12 @@ export interface InspectorSessionOptions {
   env?: Env;
   /** Watchdog per engine call (default: the engine host's, 60 s). */
   passTimeoutMs?: number;
+  /** The judging workers (default: one per core, at most 4; Node's heap limits). */
+  judge?: JudgePoolOptions;
 }
+
+/** Snapshots sent while an operation goes on (judged slices) are at least this far apart. */
+const SNAPSHOT_EVERY_MS = 100;
 
 const LAYER_ISOLATION_NOT_RUN: LayerIsolation = { status: 'not_run', message: 'layer isolation has not been run in this session', rows: [] };
 
@@ -65,6 +72,9 @@ export class InspectorSession {
   private readonly errors = new SessionErrorLog();
   private readonly recent: RecentItems;
   private readonly runs: RunController;
+  private readonly judges: JudgePool;
+  /** Bundles are opened with their manifests read on the judging workers. */
+  private readonly openers: BundleOpeners;
   private engine: OpenedEngine | null = null;
   private reference: OpenedReference | null = null;
   private oracle: OracleChoice = 'reference';
@@ -73,9 +83,12 @@ export class InspectorSession {
   private engineOptions: Record<string, string> = {};
   private layerIsolation: LayerIsolation = LAYER_ISOLATION_NOT_RUN;
   private readonly rowsLog = new RowsLog();
+  /** The rows as last built: appended to when only appends happened since (session-rows.ts). */
   private rowsCache: { version: number; oracle: OracleChoice; rows: BoundaryRow[] } | null = null;
   /** Bundles replaced while a getter may still be reading them: closed when no reader is left. */
   private retired: TraceBundle[] = [];
+  private snapshotTimer: NodeJS.Timeout | null = null;
+  private lastSnapshotAt = -Infinity;
   private readers = 0;
   private closed = false;
 
@@ -84,12 +97,17 @@ export class InspectorSession {
     this.passTimeoutMs = options.passTimeoutMs;
     const recentFile = options.recentFile === undefined ? join(userConfigDir(options.env), 'recent.json') : options.recentFile;
     this.recent = RecentItems.load(recentFile, (message) => this.errors.add('read recent items', message));
+    this.judges = new JudgePool(options.judge);
+    this.openers = openersOffThread(this.judges);
     this.runs = new RunController({
       workDir: this.workDir,
       errors: this.errors,
       emit: (event) => this.emit(event),
       rowsChanged: (change) => this.rowsLog.record(change, this.rowCount()),
       retire: (bundle) => this.retire(bundle),
+      pool: this.judges,
+      open: this.openers,
+      changed: () => this.emitSoon(),
     });
     this.handlers = this.makeHandlers();
   }
@@ -110,7 +128,9 @@ export class InspectorSession {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.snapshotTimer !== null) clearTimeout(this.snapshotTimer);
     await this.runs.clear('the session was closed');
+    await this.judges.close();
     const reference = this.reference;
     this.reference = null;
     if (reference !== null) await Promise.all([reference.bundle.close(), reference.oracle?.close()]);
@@ -150,9 +170,30 @@ export class InspectorSession {
   }
 
   private emitSnapshot(): SessionSnapshot {
+    if (this.snapshotTimer !== null) clearTimeout(this.snapshotTimer);
+    this.snapshotTimer = null;
+    this.lastSnapshotAt = performance.now();
     const snapshot = this.snapshot();
     this.emit({ type: 'snapshot', snapshot });
     return snapshot;
+  }
+
+  /**
+   * A snapshot for a change in the middle of an operation (a judged slice of an opened run): at
+   * once when none went out for SNAPSHOT_EVERY_MS, else once that long after the last, so a run
+   * judged in hundreds of slices does not send every client hundreds of snapshots a second.
+   */
+  private emitSoon(): void {
+    if (this.snapshotTimer !== null || this.closed) return;
+    const wait = this.lastSnapshotAt + SNAPSHOT_EVERY_MS - performance.now();
+    if (wait <= 0) {
+      this.emitSnapshot();
+      return;
+    }
+    this.snapshotTimer = setTimeout(() => {
+      this.snapshotTimer = null;
+      if (!this.closed) this.emitSnapshot();
+    }, wait);
   }
 
   // ---- operations ------------------------------------------------------------------------------
@@ -229,6 +270,8 @@ export class InspectorSession {
     }
     this.layerIsolation = LAYER_ISOLATION_NOT_RUN;
     this.rememberRecent('bundles', reference.dir);
+    // The judging workers open it now, not when the first pass is to be judged.
+    this.judges.prepare([reference.bundle, ...(reference.oracle === null ? [] : [reference.oracle])].map((bundle) => ({ kind: 'bundle' as const, dir: bundle.dir })));
   }
 
   private rememberRecent(kind: 'engines' | 'bundles', path: string): void {
@@ -240,7 +283,7 @@ export class InspectorSession {
     const defaults = embeddedDefaults();
     // Both are opened before either is committed: a failure changes nothing.
     const engine = await probeEngine(defaults.engineLibrary);
-    const reference = await openReference(join(defaults.bundlesDir, defaults.defaultCase, 'reference'));
+    const reference = await openReference(join(defaults.bundlesDir, defaults.defaultCase, 'reference'), this.openers.bundle);
     await this.commitEngine(engine);
     await this.commitReference(reference);
   }
@@ -329,16 +372,25 @@ export class InspectorSession {
     const cached = this.rowsCache;
     if (cached !== null && cached.version === this.rowsLog.version && cached.oracle === this.oracle) return cached.rows;
     const reference = this.reference;
-    const rows =
+    // Only appends since the rows were built (a step, a slice of an opened run): build the new ones.
+    const from = cached !== null && cached.oracle === this.oracle ? this.rowsLog.appendedFrom(cached.version) : null;
+    const kept = from !== null && cached !== null && from === cached.rows.length ? cached.rows : [];
+    const built =
       reference === null
         ? []
-        : buildRows(allVerdicts(this.runs.run), {
-            reference: reference.bundle,
-            oracle: reference.oracle,
-            native: this.runs.run.native,
-            oracleChoice: this.oracle,
-            contracts: this.runs.contracts,
-          });
+        : buildRows(
+            verdictsFrom(this.runs.run, kept.length),
+            {
+              reference: reference.bundle,
+              oracle: reference.oracle,
+              native: this.runs.run.native,
+              oracleChoice: this.oracle,
+              contracts: this.runs.contracts,
+            },
+            kept.length,
+            firstDivergenceIndex(passVerdicts(this.runs.run)),
+          );
+    const rows = kept.length === 0 ? built : kept.concat(built);
     this.rowsCache = { version: this.rowsLog.version, oracle: this.oracle, rows };
     return rows;
   }
@@ -363,7 +415,7 @@ export class InspectorSession {
         }),
       openBundle: ({ dir }) =>
         this.operate('open bundle', 'open bundle', async () => {
-          await this.commitReference(await openReference(dir));
+          await this.commitReference(await openReference(dir, this.openers.bundle));
         }),
       openRun: ({ dir }) =>
         this.operate('open run', 'open run', async () => {

@@ -3,23 +3,27 @@
 //
 // After every pass the native side is re-opened: while the capture is being written, as a
 // read-only view of its journal and sealed pass files (capture-in-progress.ts); once finished or
-// recovered after a crash, as the bundle on disk. Only the new pass is judged (session-judge.ts).
+// recovered after a crash, as the bundle on disk. Only the new pass is judged (session-judge.ts),
+// on a worker thread (judge-pool.ts); an opened run's rows are handed over slice by slice as
+// they are judged, each slice an append the clients fetch while the rest is still being judged.
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Isolation, PassResult } from '../engine-host/engine-host.ts';
 import type { InspectorEvent } from '../../protocol/inspector-api.ts';
-import { openBundle, type TraceBundle } from '../core/bundle/bundle-reader.ts';
-import { openCaptureInProgress } from '../core/bundle/capture-in-progress.ts';
+import type { TraceBundle } from '../core/bundle/bundle-reader.ts';
 import { BundleError } from '../core/bundle/errors.ts';
 import { MANIFEST_FILE_NAME, type RunOutcome } from '../core/bundle/manifest-schema.ts';
 import { confinedChild, safePathComponent } from '../core/bundle/path-confinement.ts';
 import { createOutputFolder } from '../core/io/output-folder.ts';
 import type { RunStop } from '../core/gate/case-verdicts.ts';
 import type { Contract } from '../core/bundle/manifest-schema.ts';
+import type { SessionVerdict } from './judge-messages.ts';
 import { LiveRun, type PassStep } from './live-capture.ts';
 import type { RowsChange } from './rows-log.ts';
 import { CALL_CODES, callError, type SessionErrorLog } from './session-errors.ts';
-import { catalogueFromReference, describeStop, judgePasses, type JudgeContext } from './session-judge.ts';
+import type { BundleOpeners } from './bundle-openers.ts';
+import { JudgeFailure, type JudgePool } from './judge-pool.ts';
+import { catalogueFromReference, describeStop, judgePasses, type JudgeContext, type NativeSide } from './session-judge.ts';
 import { hasDivergence } from './session-rows.ts';
 import { emptyRun, type PassState, type RunRecord, type RunStatus } from './session-state.ts';
 import { openNativeRun, type OpenedEngine, type OpenedReference } from './session-sources.ts';
@@ -42,6 +46,17 @@ export interface RunControllerHooks {
   rowsChanged(change: RowsChange): void;
   /** A native view is no longer current; it is closed once no reader uses it. */
   retire(bundle: TraceBundle): void;
+  /** Judges passes off the session's thread. */
+  pool: JudgePool;
+  /** Opens the native side (bundle-openers.ts). */
+  open: BundleOpeners;
+  /** The run changed while an operation is still going on (a slice of an opened run was judged). */
+  changed(): void;
+}
+
+/** A judgement that failed as a whole (a worker that died or could not open a bundle), as the call's error. */
+function judgeFailed(error: unknown, what: string): unknown {
+  return error instanceof JudgeFailure ? callError(CALL_CODES.bundle, `${what} could not be judged: ${error.message}`) : error;
 }
 
 const PASS_STATE: Readonly<Record<PassResult['status'], PassState>> = { ok: 'done', engine_error: 'failed', crashed: 'crashed', timeout: 'timeout', aborted: 'failed' };
@@ -113,11 +128,19 @@ export class RunController {
     const live = this.run.live;
     if (live === null || live.nextPass === null) throw callError(CALL_CODES.state, 'there is no pass to run: the run is over; Reset or Prefill to start again');
     const step = await live.runNextPass();
-    const { native, unreadable } = await this.openNativeView(live, step);
+    const { native, unreadable, kind } = await this.openNativeView(live, step);
     const stop = this.stopOf(step);
     const earlierVerdicts = [...this.run.verdicts.values()].flat();
-    const judged = await judgePasses(this.judgeContext(reference, engine.description), native, [step.pass], stop, unreadable, earlierVerdicts);
-    const verdicts = judged.get(step.pass) ?? [];
+    const side: NativeSide | null = native === null ? null : { bundle: native, kind };
+    let verdicts: SessionVerdict[];
+    try {
+      const judged = await judgePasses(this.hooks.pool, this.judgeContext(reference, engine.description), side, [step.pass], stop, unreadable, earlierVerdicts);
+      verdicts = judged.byPass.get(step.pass) ?? [];
+    } catch (error) {
+      // The pass ran and its capture is kept; the view opened for it is not current.
+      if (native !== null && native !== this.run.native) this.hooks.retire(native);
+      throw judgeFailed(error, `pass ${step.pass} (${step.kind})`);
+    }
 
     const previous = this.run.native;
     // Rows of earlier passes read dtype and shape from the native side for boundaries the
@@ -153,16 +176,16 @@ export class RunController {
   }
 
   /** The native side after a step: the capture in progress, or the bundle finished / recovered on disk. */
-  private async openNativeView(live: LiveRun, step: PassStep): Promise<{ native: TraceBundle | null; unreadable: string | null }> {
+  private async openNativeView(live: LiveRun, step: PassStep): Promise<{ native: TraceBundle | null; unreadable: string | null; kind: NativeSide['kind'] }> {
     try {
-      if (live.capturing) return { native: await openCaptureInProgress(live.outDir), unreadable: null };
+      if (live.capturing) return { native: await this.hooks.open.capture(live.outDir), unreadable: null, kind: 'capture' };
       if (!existsSync(join(live.outDir, MANIFEST_FILE_NAME))) {
         const why = step.warning ?? 'no manifest.json was written';
-        return { native: null, unreadable: `${live.outDir}: ${why}` };
+        return { native: null, unreadable: `${live.outDir}: ${why}`, kind: 'bundle' };
       }
-      return { native: await openBundle(live.outDir), unreadable: null };
+      return { native: await this.hooks.open.bundle(live.outDir), unreadable: null, kind: 'bundle' };
     } catch (error) {
-      if (error instanceof BundleError) return { native: null, unreadable: error.message };
+      if (error instanceof BundleError) return { native: null, unreadable: error.message, kind: 'bundle' };
       throw error;
     }
   }
@@ -181,10 +204,14 @@ export class RunController {
   /**
    * Opens a captured native bundle and judges every pass it holds against the reference. The
    * engine's catalogue is used when the open engine is the one that made the run (same library
-   * sha256); otherwise the reference's (session-judge.ts catalogueFromReference).
+   * sha256); otherwise the reference's (session-judge.ts catalogueFromReference). The rows of each
+   * judged slice are appended (and a snapshot sent) while later slices are still being judged; a
+   * judgement that fails as a whole leaves no run open and says why.
    */
   async openRun(dir: string, reference: OpenedReference, engine: OpenedEngine | null): Promise<void> {
-    const native = await openNativeRun(dir, reference.bundle);
+    // The judging workers read the run's manifest while this thread verifies the bundle.
+    this.hooks.pool.prepare([{ kind: 'bundle', dir: resolve(dir) }]);
+    const native = await openNativeRun(dir, reference.bundle, this.hooks.open.bundle);
     await this.clear('a captured run was opened');
     const { manifest } = native;
     const madeBy = manifest.provenance.runtime['engine_library_sha256'];
@@ -194,16 +221,37 @@ export class RunController {
     const outcome = manifest.run ?? { status: 'completed' as const, message: '', last_pass: last?.index ?? null, last_boundary: null };
     const failed = outcome.status !== 'completed' && outcome.status !== 'aborted' && last !== undefined;
     const stop: RunStop | null = failed ? { pass: last.index, description: describeStop(outcome.status, last.index, last.kind, outcome.last_boundary, outcome.message) } : null;
-    const judged = await judgePasses(this.judgeContext(reference, description), native, passes, stop);
-    this.run = { ...emptyRun(), source: 'opened', nativeDir: native.dir, native, verdicts: judged, passesRun: passes };
-    for (const pass of passes) this.run.passStates.set(pass, 'done');
+    const run: RunRecord = { ...emptyRun(), source: 'opened', nativeDir: native.dir, native, passesRun: passes, status: 'running', message: `judging ${native.dir}: 0 of ${passes.length} passes` };
+    this.run = run;
+    for (const pass of passes) run.passStates.set(pass, 'pending');
+    let judgedPasses = 0;
+    let judged: Awaited<ReturnType<typeof judgePasses>>;
+    try {
+      judged = await judgePasses(this.hooks.pool, this.judgeContext(reference, description), { bundle: native, kind: 'bundle' }, passes, stop, null, [], (slice) => {
+        if (this.run !== run) return;
+        for (const pass of slice.passes) {
+          run.verdicts.set(pass, slice.verdicts.filter((verdict) => verdict.pass === pass));
+          run.passStates.set(pass, 'done');
+        }
+        judgedPasses += slice.passes.length;
+        run.message = `judging ${native.dir}: ${judgedPasses} of ${passes.length} passes`;
+        this.hooks.rowsChanged('append');
+        this.hooks.changed();
+      });
+    } catch (error) {
+      if (this.run === run) await this.clear('judging the opened run failed');
+      throw judgeFailed(error, `the run in ${native.dir}`);
+    }
+    if (this.run !== run) return;
+    run.verdicts = judged.byPass;
     if (failed) {
       this.run.passStates.set(last.index, outcome.status === 'engine_error' ? 'failed' : outcome.status === 'timeout' ? 'timeout' : 'crashed');
       this.hooks.errors.add('open run', `${native.dir}: ${stop?.description ?? ''}`);
     }
     this.run.status = runStatusOf(outcome);
     this.run.message = stop?.description ?? (outcome.status === 'aborted' ? `the run was aborted after ${passes.length} passes: ${outcome.message}` : `opened ${native.dir}: ${passes.length} passes`);
-    this.hooks.rowsChanged('full');
+    // The rows were appended slice by slice; only a broken audio stream bound changed one since.
+    if (judged.revised) this.hooks.rowsChanged('full');
   }
 
   /** For the renderer's "run to ..." loops: whether a step is possible now. */

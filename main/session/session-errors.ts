@@ -11,6 +11,7 @@ import { LedgerError } from '../core/gate/ledger.ts';
 import { PathConfinementError } from '../core/bundle/path-confinement.ts';
 import { GuardedReadError } from '../core/io/guarded-read.ts';
 import { OutputFolderError } from '../core/io/output-folder.ts';
+import { JudgeFailure } from './judge-pool.ts';
 import { ReceiptError } from '../core/receipt/errors.ts';
 import { InputError } from '../core/io/input-error.ts';
 
@@ -43,7 +44,8 @@ export function messageOf(error: unknown): string {
 /** The code a failure maps to; messages are kept verbatim (they already name file, field, pass). */
 export function codeOf(error: unknown): string {
   if (error instanceof InspectorCallError) return error.code;
-  if (error instanceof BundleError || error instanceof LedgerError || error instanceof PathConfinementError) return CALL_CODES.bundle;
+  // A judging worker that failed or died: the evidence could not be read or judged.
+  if (error instanceof BundleError || error instanceof LedgerError || error instanceof PathConfinementError || error instanceof JudgeFailure) return CALL_CODES.bundle;
   // A key, receipt or other file named in the request that is missing, special or too large.
   if (error instanceof ReceiptError || error instanceof GuardedReadError) return CALL_CODES.request;
   if (error instanceof OutputFolderError) return CALL_CODES.state;

@@ -10,7 +10,7 @@
 import type { Provenance } from '../../protocol/inspector-api.ts';
 import type { TraceBundle } from '../core/bundle/bundle-reader.ts';
 import type { BoundaryEntry, PassEntry } from '../core/bundle/manifest-schema.ts';
-import type { BoundaryVerdict } from '../core/gate/gate-types.ts';
+import type { SessionVerdict } from './judge-messages.ts';
 
 export type Inventory = Provenance['inventory'];
 
@@ -18,7 +18,7 @@ export interface InventoryInput {
   reference: TraceBundle;
   /** Whether the engine has been given the inputs (a native run exists or a pass ran). */
   engineStarted: boolean;
-  verdicts: readonly BoundaryVerdict[];
+  verdicts: readonly SessionVerdict[];
   passesRun: readonly number[];
 }
 
@@ -27,7 +27,7 @@ type Placement = { list: 'consumed'; what: string } | { list: 'notConsumed' | 'r
 const shapeText = (shape: readonly number[]): string => `[${shape.join(', ')}]`;
 
 /** Where one reference record goes, given its verdict (undefined: not judged). */
-function place(pass: PassEntry, entry: BoundaryEntry, verdict: BoundaryVerdict | undefined, passRan: boolean): Placement {
+function place(pass: PassEntry, entry: BoundaryEntry, verdict: SessionVerdict | undefined, passRan: boolean): Placement {
   const described = `${entry.dtype} ${shapeText(entry.shape)}`;
   if (verdict === undefined) {
     if (entry.contract === null) return { list: 'notConsumed', why: 'no contract: the reference declares none, so it cannot be judged' };
@@ -56,7 +56,7 @@ export function inventoryOf(input: InventoryInput): Inventory {
     else inventory.notConsumed.push({ name, why: 'not given to the engine yet: no pass has run' });
   }
   // Only verdicts about reference records: native records the reference lacks are not its evidence.
-  const byRecord = new Map<string, BoundaryVerdict>();
+  const byRecord = new Map<string, SessionVerdict>();
   for (const verdict of input.verdicts) if (verdict.inReference) byRecord.set(`${verdict.pass}:${verdict.boundary}`, verdict);
   const ran = new Set(input.passesRun);
   for (const pass of input.reference.passes) {

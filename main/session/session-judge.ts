@@ -1,17 +1,20 @@
-// Judging a session's run with the gate's own judgement (judgeCase), one pass at a time: each
-// Step judges only the pass it ran, so a long run costs the same per step at pass 300 as at
-// pass 3. Verdicts of different passes are independent, so the per-pass results, concatenated
-// in pass order, are exactly what the gate would say about the same native bundle — with one
-// exception the code below handles: a contract's audio bounds also hold over the whole PCM
-// stream, which no single pass sees. So each step judges the stream of every pass judged so far
-// and, as the gate does for a run that ended there, puts a broken stream bound on the newest
-// pass's row.
+// Judging a session's run with the gate's own judgement (judgeCase), on worker threads
+// (judge-pool.ts), a slice of passes at a time: each Step judges only the pass it ran, so a long
+// run costs the same per step at pass 300 as at pass 3, and opening a run hands its rows over
+// slice by slice as they are judged. Verdicts of different passes are independent, so the
+// per-slice results, concatenated in pass order, are exactly what the gate would say about the
+// same native bundle — with one exception the code below handles: a contract's audio bounds also
+// hold over the whole PCM stream, which no single slice sees. So once the slices are judged, the
+// stream of every pass judged so far is judged too and, as the gate does for a run that ended
+// there, a broken stream bound goes on the newest pass's row.
 import type { EngineDescription } from '../engine-host/engine-description.ts';
 import type { TraceBundle } from '../core/bundle/bundle-reader.ts';
-import type { Contract, RunOutcome } from '../core/bundle/manifest-schema.ts';
-import { applyAudioStream, judgeAudioStreams } from '../core/gate/audio-stream-verdicts.ts';
-import { judgeCase, type RunStop } from '../core/gate/case-verdicts.ts';
-import { emptyCounts, type BoundaryVerdict, type LedgerEntry } from '../core/gate/gate-types.ts';
+import { audioBoundsOf, type Contract, type RunOutcome } from '../core/bundle/manifest-schema.ts';
+import { applyAudioStream } from '../core/gate/audio-stream-verdicts.ts';
+import type { RunStop } from '../core/gate/case-verdicts.ts';
+import { emptyCounts, type LedgerEntry } from '../core/gate/gate-types.ts';
+import type { BundleRef, SessionVerdict } from './judge-messages.ts';
+import type { JudgePool, JudgedSlice } from './judge-pool.ts';
 
 export interface JudgeContext {
   caseId: string;
@@ -23,39 +26,112 @@ export interface JudgeContext {
   contracts: Record<string, Contract>;
 }
 
+/** The native side of a judgement: the bundle the session reads, and how a worker opens the same. */
+export interface NativeSide {
+  bundle: TraceBundle;
+  kind: BundleRef['kind'];
+}
+
+/** A bundle as a worker opens it: its folder and the file list the session verified. */
+export function bundleRef(bundle: TraceBundle, kind: BundleRef['kind'] = 'bundle'): BundleRef {
+  return { kind, dir: bundle.dir, files: bundle.manifest.files.map(({ path, bytes, sha256 }) => ({ path, bytes, sha256 })) };
+}
+
+/**
+ * A slice is at least one pass, and at most about this many rows: receiving a slice's verdicts
+ * (a structured clone of their comparison records) is work on the serving thread, kept to a few
+ * milliseconds a slice...
+ */
+const SLICE_ROWS = 500;
+/** ...or this many bytes of reference tensors (each read on both sides, and again for the oracle). */
+const SLICE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The passes cut into slices, in order: the first pass alone (the first rows appear as soon as
+ * one pass is judged), then runs of passes up to SLICE_ROWS rows or SLICE_BYTES bytes, so a
+ * 50k-row run is a few dozen hand-overs rather than one per pass or one at the end.
+ */
+export function passSlices(reference: TraceBundle, passes: readonly number[]): number[][] {
+  const slices: number[][] = [];
+  let rows = 0;
+  let bytes = 0;
+  for (const pass of passes) {
+    const entry = reference.passes[pass];
+    const passRows = entry?.boundaries.length ?? 1;
+    const passBytes = entry?.boundaries.reduce((sum, boundary) => sum + boundary.byte_length, 0) ?? 0;
+    const last = slices.at(-1);
+    if (last === undefined || slices.length === 1 || rows + passRows > SLICE_ROWS || bytes + passBytes > SLICE_BYTES) {
+      slices.push([pass]);
+      rows = passRows;
+      bytes = passBytes;
+    } else {
+      last.push(pass);
+      rows += passRows;
+      bytes += passBytes;
+    }
+  }
+  return slices;
+}
+
+/** The boundaries whose reference contracts bound the audio: the only rows the stream judgement reads. */
+function audioBounded(reference: TraceBundle): Set<string> {
+  const names = new Set<string>();
+  for (const pass of reference.passes) for (const entry of pass.boundaries) if (audioBoundsOf(entry.contract) !== null) names.add(entry.name);
+  return names;
+}
+
+export interface JudgedPasses {
+  byPass: Map<number, SessionVerdict[]>;
+  /** A broken audio stream bound changed a verdict already handed to onSlice. */
+  revised: boolean;
+}
+
 export async function judgePasses(
+  pool: JudgePool,
   context: JudgeContext,
-  native: TraceBundle | null,
+  native: NativeSide | null,
   passes: readonly number[],
   stop: RunStop | null,
   nativeUnreadable: string | null = null,
   /** Verdicts of the passes judged before these (the stream's earlier part). */
-  earlier: readonly BoundaryVerdict[] = [],
-): Promise<Map<number, BoundaryVerdict[]>> {
-  const judged = await judgeCase({
-    caseId: context.caseId,
-    reference: context.reference,
-    native,
-    oracle: context.oracle,
-    description: context.description,
-    ledger: context.ledger,
-    stop,
-    nativeUnreadable,
-    contracts: context.contracts,
-    passes,
-    audioStreams: false,
+  earlier: readonly SessionVerdict[] = [],
+  /** Each slice's verdicts, in pass order, as soon as they are judged. */
+  onSlice: (slice: JudgedSlice) => void = () => undefined,
+): Promise<JudgedPasses> {
+  const byPass = new Map<number, SessionVerdict[]>(passes.map((pass) => [pass, []]));
+  const judged: SessionVerdict[] = [];
+  const bounded = audioBounded(context.reference);
+  const judgements = await pool.judge({
+    job: {
+      caseId: context.caseId,
+      reference: bundleRef(context.reference),
+      oracle: context.oracle === null ? null : bundleRef(context.oracle),
+      native: native === null ? null : bundleRef(native.bundle, native.kind),
+      description: context.description,
+      ledger: context.ledger,
+      stop,
+      nativeUnreadable,
+    },
+    slices: passSlices(context.reference, passes),
+    onSlice: (slice) => {
+      Object.assign(context.contracts, slice.contracts);
+      for (const verdict of slice.verdicts) {
+        byPass.get(verdict.pass)?.push(verdict);
+        judged.push(verdict);
+      }
+      onSlice(slice);
+    },
+    audioRows: () => (native === null || nativeUnreadable !== null || bounded.size === 0 ? null : [...earlier, ...judged].filter((verdict) => bounded.has(verdict.boundary))),
   });
-  if (native !== null && nativeUnreadable === null) {
-    // Counts are recomputed from the rows by the session; applyAudioStream's are not kept.
-    const scratch = emptyCounts();
-    const judgedPasses = new Set(passes);
-    for (const stream of await judgeAudioStreams(context.reference, native, [...earlier, ...judged.verdicts])) {
-      if (judgedPasses.has(stream.verdictPass)) applyAudioStream(judged.verdicts, scratch, stream);
-    }
+  // Counts are recomputed from the rows by the session; applyAudioStream's are not kept.
+  const scratch = emptyCounts();
+  let revised = false;
+  for (const stream of judgements) {
+    if (!byPass.has(stream.verdictPass) || stream.passed) continue;
+    applyAudioStream(judged, scratch, stream);
+    revised = true;
   }
-  const byPass = new Map<number, BoundaryVerdict[]>(passes.map((pass) => [pass, []]));
-  for (const verdict of judged.verdicts) byPass.get(verdict.pass)?.push(verdict);
-  return byPass;
+  return { byPass, revised };
 }
 
 /**

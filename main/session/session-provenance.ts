@@ -5,15 +5,15 @@
 import type { Provenance } from '../../protocol/inspector-api.ts';
 import type { TraceBundle } from '../core/bundle/bundle-reader.ts';
 import { sha256File } from '../core/bundle/digest.ts';
-import type { BoundaryVerdict } from '../core/gate/gate-types.ts';
+import type { SessionVerdict } from './judge-messages.ts';
 import { inventoryOf } from './session-inventory.ts';
 
 export interface ProvenanceInput {
   reference: TraceBundle;
   oracle: TraceBundle | null;
   native: TraceBundle | null;
-  /** The session's verdicts so far (the gate's BoundaryVerdict for every judged row). */
-  verdicts: readonly BoundaryVerdict[];
+  /** The session's verdicts so far (the gate's verdict for every judged row, judge-messages.ts SessionVerdict). */
+  verdicts: readonly SessionVerdict[];
   /** Pass indices the engine has run in this session, in order. */
   passesRun: readonly number[];
 }

@@ -5,12 +5,14 @@
 //
 // A row depends only on its own verdict, the bundles and whether it is the first divergence, so
 // judging a later pass never changes an earlier row: the first divergence can only move from
-// "none" to a new row. That is what lets getRows send a step's rows alone (rows-log.ts).
+// "none" to a new row. That is what lets getRows send a step's rows alone (rows-log.ts), and the
+// session build only the rows appended since it last built them.
 import { toWire, type BoundaryRef, type BoundaryRow, type OracleChoice } from '../../protocol/inspector-api.ts';
 import { pcmStreams } from '../core/audio/pcm-boundary.ts';
 import type { TraceBundle } from '../core/bundle/bundle-reader.ts';
-import type { Contract } from '../core/bundle/manifest-schema.ts';
-import { emptyCounts, type BoundaryVerdict, type ComparisonRecord, type VerdictCounts } from '../core/gate/gate-types.ts';
+import type { BoundaryEntry, Contract } from '../core/bundle/manifest-schema.ts';
+import { emptyCounts, type VerdictCounts } from '../core/gate/gate-types.ts';
+import type { RowComparison, SessionVerdict } from './judge-messages.ts';
 
 export interface RowSources {
   reference: TraceBundle;
@@ -21,7 +23,7 @@ export interface RowSources {
   contracts: Readonly<Record<string, Contract>>;
 }
 
-const isDivergence = (verdict: BoundaryVerdict): boolean => verdict.verdict === 'FAIL' || verdict.verdict === 'REVIEW_REQUIRED';
+const isDivergence = (verdict: SessionVerdict): boolean => verdict.verdict === 'FAIL' || verdict.verdict === 'REVIEW_REQUIRED';
 
 /** A tolerance as people write it: 1e-6, 0.5, 2.4e-7. */
 function tolerance(value: number): string {
@@ -43,25 +45,50 @@ function contractText(contract: Contract | null): string {
   return parts.join(' ');
 }
 
-function shownComparison(verdict: BoundaryVerdict, choice: OracleChoice): ComparisonRecord | null {
+function shownComparison(verdict: SessionVerdict, choice: OracleChoice): RowComparison | null {
   return choice === 'fp64' ? verdict.oracle : verdict.reference;
 }
 
-/** The contract the shown comparison used, else the one its base bundle declares. */
-function contractOf(verdict: BoundaryVerdict, sources: RowSources, shown: ComparisonRecord | null): Contract | null {
-  if (shown !== null) return sources.contracts[shown.contractId] ?? null;
-  const base = sources.oracleChoice === 'fp64' ? sources.oracle : sources.reference;
-  return base?.boundary(verdict.pass, verdict.boundary)?.contract ?? null;
+// A bundle's entries by pass and name: TraceBundle.boundary() searches the pass's list, and a
+// 50k-row run asks 50k times (a pass of a real model holds hundreds of boundaries).
+const entryIndexes = new WeakMap<TraceBundle, Map<number, Map<string, BoundaryEntry>>>();
+
+function entryOf(bundle: TraceBundle | null, pass: number, name: string): BoundaryEntry | undefined {
+  if (bundle === null) return undefined;
+  let byPass = entryIndexes.get(bundle);
+  if (byPass === undefined) {
+    byPass = new Map();
+    entryIndexes.set(bundle, byPass);
+  }
+  let byName = byPass.get(pass);
+  if (byName === undefined) {
+    byName = new Map();
+    // The first entry of a name wins, as in boundary().
+    for (const entry of bundle.passes[pass]?.boundaries ?? []) if (!byName.has(entry.name)) byName.set(entry.name, entry);
+    byPass.set(pass, byName);
+  }
+  return byName.get(name);
 }
 
-export function buildRows(verdicts: readonly BoundaryVerdict[], sources: RowSources): BoundaryRow[] {
-  const first = verdicts.findIndex(isDivergence);
+/** The contract the shown comparison used, else the one its base bundle declares. */
+function contractOf(verdict: SessionVerdict, sources: RowSources, shown: RowComparison | null): Contract | null {
+  if (shown !== null) return sources.contracts[shown.contractId] ?? null;
+  const base = sources.oracleChoice === 'fp64' ? sources.oracle : sources.reference;
+  return entryOf(base, verdict.pass, verdict.boundary)?.contract ?? null;
+}
+
+/**
+ * The rows of the run's verdicts (in execution order) from index `from` on, given those verdicts
+ * and the index of the run's first divergence (-1: none): rows before `from` do not depend on the
+ * ones after (see above), so a caller holding them appends.
+ */
+export function buildRows(verdicts: readonly SessionVerdict[], sources: RowSources, from = 0, first = verdicts.findIndex(isDivergence)): BoundaryRow[] {
   // From the reference whichever oracle is shown: it is what the audio panel plays.
   const pcm = pcmStreams(sources.reference);
-  return verdicts.map((verdict, order): BoundaryRow => {
+  return verdicts.map((verdict, at): BoundaryRow => {
+    const order = from + at;
     const shown = shownComparison(verdict, sources.oracleChoice);
-    const entry =
-      sources.reference.boundary(verdict.pass, verdict.boundary) ?? sources.native?.boundary(verdict.pass, verdict.boundary) ?? null;
+    const entry = entryOf(sources.reference, verdict.pass, verdict.boundary) ?? entryOf(sources.native, verdict.pass, verdict.boundary) ?? null;
     const passEntry = sources.reference.passes[verdict.pass] ?? sources.native?.passes[verdict.pass];
     const contract = contractOf(verdict, sources, shown);
     // A structural failure compared no values: its zero statistics would read as "exact".
@@ -97,17 +124,28 @@ export function buildRows(verdicts: readonly BoundaryVerdict[], sources: RowSour
   });
 }
 
-export function countVerdicts(verdicts: readonly BoundaryVerdict[]): VerdictCounts {
+export function countVerdicts(verdicts: readonly SessionVerdict[]): VerdictCounts {
   const counts = emptyCounts();
   for (const verdict of verdicts) counts[verdict.verdict] += 1;
   return counts;
 }
 
-export function firstDivergenceOf(verdicts: readonly BoundaryVerdict[]): BoundaryRef | null {
+export function firstDivergenceOf(verdicts: readonly SessionVerdict[]): BoundaryRef | null {
   const found = verdicts.find(isDivergence);
   return found === undefined ? null : { pass: found.pass, boundary: found.boundary };
 }
 
-export function hasDivergence(verdicts: readonly BoundaryVerdict[]): boolean {
+/** The execution-order index of the first FAIL or REVIEW_REQUIRED in `passes` (in order), -1 when none. */
+export function firstDivergenceIndex(passes: Iterable<readonly SessionVerdict[]>): number {
+  let offset = 0;
+  for (const verdicts of passes) {
+    const at = verdicts.findIndex(isDivergence);
+    if (at !== -1) return offset + at;
+    offset += verdicts.length;
+  }
+  return -1;
+}
+
+export function hasDivergence(verdicts: readonly SessionVerdict[]): boolean {
   return verdicts.some(isDivergence);
 }

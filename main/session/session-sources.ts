@@ -8,6 +8,7 @@ import type { EngineDescription } from '../engine-host/engine-description.ts';
 import { EngineHost } from '../engine-host/engine-host.ts';
 import type { BundleInfo, EngineInfo } from '../../protocol/inspector-api.ts';
 import { openBundle, requireReferenceKind, type TraceBundle } from '../core/bundle/bundle-reader.ts';
+import type { BundleOpener } from './bundle-openers.ts';
 import { BundleError } from '../core/bundle/errors.ts';
 import { MANIFEST_FILE_NAME } from '../core/bundle/manifest-schema.ts';
 import type { LedgerEntry } from '../core/gate/gate-types.ts';
@@ -85,12 +86,12 @@ function wrongKind(bundle: TraceBundle, expected: string, hint: string): BundleE
  * oracle when the case has one (<case>/oracle-f64) and the case's known-gap ledger (the
  * manifest's known_gaps and a known-gaps.json beside the bundle, as the gate reads them).
  */
-export async function openReference(dir: string): Promise<OpenedReference> {
+export async function openReference(dir: string, open: BundleOpener = openBundle): Promise<OpenedReference> {
   let referenceDir = resolve(dir);
   if (!existsSync(join(referenceDir, MANIFEST_FILE_NAME)) && existsSync(join(referenceDir, 'reference', MANIFEST_FILE_NAME))) {
     referenceDir = join(referenceDir, 'reference');
   }
-  const bundle = await openBundle(referenceDir, { checkPadding: true });
+  const bundle = await open(referenceDir, { checkPadding: true });
   let oracle: TraceBundle | null = null;
   try {
     // A native bundle holds no contracts (Open run takes it, against a reference).
@@ -98,7 +99,7 @@ export async function openReference(dir: string): Promise<OpenedReference> {
     const candidate = join(dirname(referenceDir), ORACLE_FOLDER);
     const oracleDir = basename(referenceDir) !== ORACLE_FOLDER && existsSync(join(candidate, MANIFEST_FILE_NAME)) ? candidate : null;
     if (oracleDir !== null) {
-      oracle = await openBundle(oracleDir, { checkPadding: true });
+      oracle = await open(oracleDir, { checkPadding: true });
       if (oracle.manifest.kind !== 'oracle-f64') throw wrongKind(oracle, 'oracle-f64', `${oracleDir} sits where the case's fp64 oracle belongs`);
       if (oracle.manifest.case.id !== bundle.manifest.case.id) {
         throw new BundleError('E_MANIFEST_SCHEMA', oracle.manifestPath, 'case.id', `is "${oracle.manifest.case.id}", but the reference beside it is case "${bundle.manifest.case.id}"`);
@@ -116,8 +117,8 @@ export async function openReference(dir: string): Promise<OpenedReference> {
 }
 
 /** Opens a captured native bundle of the reference's case (every file digest-checked). */
-export async function openNativeRun(dir: string, reference: TraceBundle): Promise<TraceBundle> {
-  const native = await openBundle(resolve(dir));
+export async function openNativeRun(dir: string, reference: TraceBundle, open: BundleOpener = openBundle): Promise<TraceBundle> {
+  const native = await open(resolve(dir));
   try {
     if (native.manifest.kind !== 'native') throw wrongKind(native, 'native', 'Open run takes a native bundle captured from an engine');
     if (native.manifest.case.id !== reference.manifest.case.id) {

@@ -2,9 +2,10 @@
 // snapshot is derived, never stored: every field is computed from this state when asked, so it
 // cannot drift from what the session actually holds.
 import type { Isolation } from '../engine-host/engine-host.ts';
-import type { OracleChoice, SessionError, SessionSnapshot, TimelinePass } from '../../protocol/inspector-api.ts';
+import type { BoundaryRef, OracleChoice, SessionError, SessionSnapshot, TimelinePass } from '../../protocol/inspector-api.ts';
 import type { TraceBundle } from '../core/bundle/bundle-reader.ts';
-import type { BoundaryVerdict } from '../core/gate/gate-types.ts';
+import { emptyCounts, VERDICTS, type VerdictCounts } from '../core/gate/gate-types.ts';
+import type { SessionVerdict } from './judge-messages.ts';
 import type { LiveRun } from './live-capture.ts';
 import { countVerdicts, firstDivergenceOf } from './session-rows.ts';
 import type { OpenedEngine, OpenedReference } from './session-sources.ts';
@@ -21,7 +22,7 @@ export interface RunRecord {
   /** The current native view: the capture in progress, the finished bundle, or null. */
   native: TraceBundle | null;
   /** Verdicts of each judged pass, in the gate's execution order within the pass. */
-  verdicts: Map<number, BoundaryVerdict[]>;
+  verdicts: Map<number, SessionVerdict[]>;
   passStates: Map<number, PassState>;
   /** Passes the engine actually ran (a pass refused before it started is judged but did not run). */
   passesRun: number[];
@@ -34,8 +35,25 @@ export function emptyRun(): RunRecord {
 }
 
 /** Every verdict of the run in execution order (pass, then catalogue order). */
-export function allVerdicts(run: RunRecord): BoundaryVerdict[] {
-  return [...run.verdicts.keys()].sort((a, b) => a - b).flatMap((pass) => run.verdicts.get(pass) ?? []);
+export function allVerdicts(run: RunRecord): SessionVerdict[] {
+  return verdictsFrom(run, 0);
+}
+
+/** Each judged pass's verdicts, in pass order. */
+export function passVerdicts(run: RunRecord): SessionVerdict[][] {
+  return [...run.verdicts.keys()].sort((a, b) => a - b).map((pass) => run.verdicts.get(pass) ?? []);
+}
+
+/** The verdicts from execution-order index `from` on (the passes wholly before it are skipped, not copied). */
+export function verdictsFrom(run: RunRecord, from: number): SessionVerdict[] {
+  const out: SessionVerdict[] = [];
+  let offset = 0;
+  for (const verdicts of passVerdicts(run)) {
+    const end = offset + verdicts.length;
+    if (end > from) for (let i = Math.max(0, from - offset); i < verdicts.length; i++) out.push(verdicts[i] as SessionVerdict);
+    offset = end;
+  }
+  return out;
 }
 
 export interface SnapshotSource {
@@ -63,12 +81,25 @@ function nextPassOf(source: SnapshotSource): number | null {
 
 export function buildSnapshot(source: SnapshotSource): SessionSnapshot {
   const { run, reference } = source;
-  const verdicts = allVerdicts(run);
+  // Per pass, then summed: a snapshot goes out after every judged slice of a 50k-row run, and
+  // flattening every verdict for each would cost more than the slice did.
+  const passCounts = new Map<number, VerdictCounts>();
+  const counts = emptyCounts();
+  let rowCount = 0;
+  let firstDivergence: BoundaryRef | null = null;
+  for (const pass of [...run.verdicts.keys()].sort((a, b) => a - b)) {
+    const verdicts = run.verdicts.get(pass) ?? [];
+    const those = countVerdicts(verdicts);
+    passCounts.set(pass, those);
+    for (const verdict of VERDICTS) counts[verdict] += those[verdict];
+    rowCount += verdicts.length;
+    if (firstDivergence === null) firstDivergence = firstDivergenceOf(verdicts);
+  }
   const timeline: TimelinePass[] = (reference?.bundle.passes ?? []).map((pass) => ({
     index: pass.index,
     kind: pass.kind,
     state: run.passStates.get(pass.index) ?? 'pending',
-    counts: countVerdicts(run.verdicts.get(pass.index) ?? []),
+    counts: passCounts.get(pass.index) ?? emptyCounts(),
   }));
   return {
     engine: source.engine === null ? null : { ...source.engine.info },
@@ -83,9 +114,9 @@ export function buildSnapshot(source: SnapshotSource): SessionSnapshot {
     run: { status: run.status, message: run.message },
     busy: source.busy,
     rowsVersion: source.rowsVersion,
-    rowCount: verdicts.length,
-    counts: countVerdicts(verdicts),
-    firstDivergence: firstDivergenceOf(verdicts),
+    rowCount,
+    counts,
+    firstDivergence,
     errors: source.errors,
     recent: source.recent,
     workDir: source.workDir,

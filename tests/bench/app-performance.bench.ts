@@ -26,7 +26,6 @@
 // another window would: the page receives the snapshot event and fetches the rows itself.
 //   node --import tsx tests/bench/app-performance.bench.ts
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Browser, Page, WebSocket as PageSocket } from 'playwright-core';
 import { WebSocket, type RawData } from 'ws';
 import { z } from 'zod';
@@ -38,8 +37,9 @@ import {
   type MethodResponse,
   type SessionSnapshot,
 } from '../../protocol/inspector-api.ts';
-import { bitExact, dummyWeights, faithful } from '../gate/gate-fixtures.ts';
-import { writeBundle, type PassSpec, type TensorSpec } from '../helpers/bundle-builder.ts';
+import { faithful } from '../gate/gate-fixtures.ts';
+import type { TensorSpec } from '../helpers/bundle-builder.ts';
+import { f32Bytes, writePair, writeTablePair, type BundlePair } from '../helpers/synthetic-run.ts';
 import { freshTempDir } from '../helpers/paths.ts';
 import { collectPageErrors, launchChromium, startServe, type ServeProcess } from '../e2e/serve-harness.ts';
 
@@ -61,54 +61,8 @@ const VIEWPORT = { width: 1600, height: 1000 } as const;
 
 // ---- synthetic bundles ---------------------------------------------------------------------------
 
-interface BundlePair {
-  caseId: string;
-  referenceDir: string;
-  nativeDir: string;
-}
-
-const i32Bytes = (values: readonly number[]): Uint8Array => new Uint8Array(Int32Array.from(values).buffer);
-const f32Bytes = (values: Float32Array): Uint8Array => new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
-
-function writePair(root: string, caseId: string, reference: PassSpec[], native: PassSpec[]): BundlePair {
-  const weights = dummyWeights(root);
-  const inputs = [{ name: 'prompt_tokens', dtype: 'I32' as const, shape: [1], data: i32Bytes([1]) }];
-  const common = { caseId, weightsFile: weights.file, weightsSha256: weights.sha256, inputs };
-  const referenceDir = writeBundle(join(root, caseId, 'reference'), { kind: 'reference', ...common, passes: reference });
-  const nativeDir = writeBundle(join(root, caseId, 'native'), { kind: 'native', ...common, passes: native });
-  return { caseId, referenceDir, nativeDir };
-}
-
-/**
- * `passes` x 1000 small F32 boundaries ([4, 8]) in 10 stages. One in ten is bit_exact, the rest
- * faithful(1e-5, 1e-5). The native copies the reference except: one boundary in 50 moved by
- * 1e-7 (inside the contract: PASS, not identical), one in 997 moved by 1e-2 (FAIL), and one NaN
- * in pass 0 — so verdicts, badges and the first divergence vary as in a real run.
- */
-function tablePair(root: string, caseId: string, passes: number): BundlePair {
-  const reference: PassSpec[] = [];
-  const native: PassSpec[] = [];
-  for (let p = 0; p < passes; p++) {
-    const refBoundaries: TensorSpec[] = [];
-    const natBoundaries: TensorSpec[] = [];
-    for (let i = 0; i < TABLE_PER_PASS; i++) {
-      const values = new Float32Array(32);
-      for (let k = 0; k < values.length; k++) values[k] = Math.sin(p * 0.7 + i * 0.013 + k * 0.31);
-      const moved = Float32Array.from(values);
-      const serial = p * TABLE_PER_PASS + i;
-      if (i % 50 === 7) moved[3] = (moved[3] ?? 0) + 1e-7;
-      if (serial % 997 === 3) moved[5] = (moved[5] ?? 0) + 1e-2;
-      if (p === 0 && i === 500) moved[0] = NaN;
-      const spec = { name: `layer${String(Math.floor(i / 10)).padStart(3, '0')}.op${i % 10}`, stage: `stage${Math.floor(i / 100)}`, dtype: 'F32' as const, shape: [4, 8] };
-      refBoundaries.push({ ...spec, data: f32Bytes(values), contract: i % 10 === 0 ? bitExact : faithful(1e-5, 1e-5) });
-      natBoundaries.push({ ...spec, data: f32Bytes(moved) });
-    }
-    const kind = p === 0 ? ('prefill' as const) : ('decode' as const);
-    reference.push({ kind, mode: 'text', boundaries: refBoundaries });
-    native.push({ kind, mode: 'text', boundaries: natBoundaries });
-  }
-  return writePair(root, caseId, reference, native);
-}
+/** `passes` x 1000 small F32 boundaries (tests/helpers/synthetic-run.ts writeTablePair). */
+const tablePair = (root: string, caseId: string, passes: number): BundlePair => writeTablePair(root, caseId, passes, TABLE_PER_PASS);
 
 /**
  * One pass: `big.matrix` 4096 x 4096 F32 (a smooth field; the native within 1e-7 everywhere,

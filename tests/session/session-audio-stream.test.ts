@@ -5,11 +5,16 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
 import { judgeCase } from '../../main/core/gate/case-verdicts.ts';
+import { JudgePool } from '../../main/session/judge-pool.ts';
 import { judgePasses, type JudgeContext } from '../../main/session/session-judge.ts';
 import { PCM_DESCRIPTION, writeDriftingDelayCase } from '../gate/audio-fixtures.ts';
 import { removeTempDirs, tempDir } from '../gate/gate-fixtures.ts';
 
-afterAll(removeTempDirs);
+const pool = new JudgePool({ workers: 1 });
+afterAll(async () => {
+  await pool.close();
+  removeTempDirs();
+});
 
 describe('audio streams judged step by step', () => {
   it('fails the stream on the newest pass from the passes judged so far, as the gate does for the whole run', async () => {
@@ -18,15 +23,16 @@ describe('audio streams judged step by step', () => {
     try {
       const context = (): JudgeContext => ({ caseId: 'pcm', reference, oracle: null, description: PCM_DESCRIPTION, ledger: [], contracts: {} });
 
-      const first = (await judgePasses(context(), native, [0], null)).get(0) ?? [];
+      const side = { bundle: native, kind: 'bundle' as const };
+      const first = (await judgePasses(pool, context(), side, [0], null)).byPass.get(0) ?? [];
       expect(first.map((row) => row.verdict)).toEqual(['PASS']);
 
       // Pass 1 on its own: its record nulls at offset 2, so nothing is wrong with it alone.
-      const alone = (await judgePasses(context(), native, [1], null)).get(1) ?? [];
+      const alone = (await judgePasses(pool, context(), side, [1], null)).byPass.get(1) ?? [];
       expect(alone.map((row) => row.verdict)).toEqual(['PASS']);
 
       // Pass 1 after pass 0: the stream over 0-1 has no single offset that nulls it.
-      const stepped = (await judgePasses(context(), native, [1], null, null, first)).get(1) ?? [];
+      const stepped = (await judgePasses(pool, context(), side, [1], null, null, first)).byPass.get(1) ?? [];
       expect(stepped[0]).toMatchObject({ verdict: 'FAIL', kind: 'audio', pass: 1, boundary: 'detok.pcm' });
       expect(stepped[0]?.reason).toMatch(/^audio stream of detok\.pcm over passes 0-1 /);
 

@@ -3,6 +3,7 @@
 import { join } from 'node:path';
 import { InspectorCallError, type InspectorEvent, type InspectorMethod, type MethodRequest, type MethodResponse } from '../../protocol/inspector-api.ts';
 import { dispatchCall, InspectorSession } from '../../main/session/inspector-session.ts';
+import type { JudgePoolOptions } from '../../main/session/judge-pool.ts';
 import { tempDirTracker } from '../helpers/paths.ts';
 
 export const { tempDir, removeTempDirs } = tempDirTracker('session');
@@ -14,10 +15,15 @@ export interface TestSession {
   call<M extends InspectorMethod>(method: M, request: MethodRequest<M>): Promise<MethodResponse<M>>;
 }
 
-export function openSession(label: string, options: { recentFile?: string | null; passTimeoutMs?: number } = {}): TestSession {
+export function openSession(label: string, options: { recentFile?: string | null; passTimeoutMs?: number; judge?: JudgePoolOptions } = {}): TestSession {
   const root = tempDir(label);
   const workDir = join(root, 'work');
-  const session = InspectorSession.create({ workDir, recentFile: options.recentFile === undefined ? join(root, 'recent.json') : options.recentFile, ...(options.passTimeoutMs !== undefined ? { passTimeoutMs: options.passTimeoutMs } : {}) });
+  const session = InspectorSession.create({
+    workDir,
+    recentFile: options.recentFile === undefined ? join(root, 'recent.json') : options.recentFile,
+    ...(options.passTimeoutMs !== undefined ? { passTimeoutMs: options.passTimeoutMs } : {}),
+    ...(options.judge !== undefined ? { judge: options.judge } : {}),
+  });
   const events: InspectorEvent[] = [];
   session.subscribe((event) => events.push(event));
   return {

@@ -19,6 +19,11 @@ import { type AUDIO_BOUND_NAMES, audioBoundsOf, type AudioBounds } from '../bund
 import { pcmRecordLength } from '../compare/compare-audio.ts';
 import type { AudioStreamJudgement, BoundaryVerdict, VerdictCounts } from './gate-types.ts';
 
+/** What the stream judgement reads of a row (the app keeps its verdicts without the comparison details). */
+export type StreamRow = Pick<BoundaryVerdict, 'pass' | 'boundary' | 'inNative' | 'verdict' | 'kind'> & { reference: object | null };
+/** What a broken stream bound changes on a row. */
+export type StreamVerdictRow = Pick<BoundaryVerdict, 'pass' | 'boundary' | 'verdict' | 'kind' | 'reason' | 'gapId'>;
+
 /** "0-11, 18-20": consecutive pass indices as ranges. */
 export function passRanges(passes: readonly number[]): string {
   const parts: string[] = [];
@@ -60,7 +65,7 @@ interface StreamPart {
  * declares broken (KNOWN_GAP) are left out, so a declared gap is not failed a second time
  * through the stream; unreadable ones are already FAIL.
  */
-function streamParts(reference: TraceBundle, native: TraceBundle, verdicts: readonly BoundaryVerdict[], name: string): StreamPart[] {
+function streamParts(reference: TraceBundle, native: TraceBundle, verdicts: readonly StreamRow[], name: string): StreamPart[] {
   const parts: StreamPart[] = [];
   for (const pass of reference.passes) {
     const entry = pass.boundaries.find((boundary) => boundary.name === name);
@@ -85,7 +90,7 @@ async function concatenate(bundle: TraceBundle, name: string, parts: readonly St
 }
 
 /** Judges the stream of every boundary whose reference contracts bound the audio. */
-export async function judgeAudioStreams(reference: TraceBundle, native: TraceBundle, verdicts: readonly BoundaryVerdict[]): Promise<AudioStreamJudgement[]> {
+export async function judgeAudioStreams(reference: TraceBundle, native: TraceBundle, verdicts: readonly StreamRow[]): Promise<AudioStreamJudgement[]> {
   const names = new Set<string>();
   for (const pass of reference.passes) {
     for (const entry of pass.boundaries) if (audioBoundsOf(entry.contract) !== null) names.add(entry.name);
@@ -124,7 +129,7 @@ export function describeStreamFailure(judgement: AudioStreamJudgement): string {
  * outranks a gap or an open question), a FAIL row keeps its kind and gains the stream's reason.
  * (The last pass is never a KNOWN_GAP row: those are left out of the stream.)
  */
-export function applyAudioStream(verdicts: BoundaryVerdict[], counts: VerdictCounts, judgement: AudioStreamJudgement): void {
+export function applyAudioStream(verdicts: StreamVerdictRow[], counts: VerdictCounts, judgement: AudioStreamJudgement): void {
   if (judgement.passed) return;
   const row = verdicts.find((verdict) => verdict.pass === judgement.verdictPass && verdict.boundary === judgement.boundary);
   if (row === undefined) return;

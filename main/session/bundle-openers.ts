@@ -1,0 +1,31 @@
+// How the session opens bundles. Opening reads and validates the manifest — for a run of 50k
+// boundaries tens of MB of JSON, a second and more of parsing — which the thread serving the app
+// must not do: the session's openers have a judging worker read it (judge-pool.ts manifest) and
+// open the bundle from the manifest they receive, with the same checks openBundle makes
+// (openBundleFromManifest: confined paths, sizes, digests, safetensors headers).
+import { join } from 'node:path';
+import { openBundle, openBundleFromManifest, type OpenBundleOptions, type TraceBundle } from '../core/bundle/bundle-reader.ts';
+import { openCaptureInProgress } from '../core/bundle/capture-in-progress.ts';
+import { JOURNAL_FILE_NAME } from '../core/bundle/capture-journal.ts';
+import { MANIFEST_FILE_NAME } from '../core/bundle/manifest-schema.ts';
+import type { JudgePool } from './judge-pool.ts';
+
+export type BundleOpener = (dir: string, options?: OpenBundleOptions) => Promise<TraceBundle>;
+
+export interface BundleOpeners {
+  /** A finished bundle (openBundle). */
+  bundle: BundleOpener;
+  /** The sealed passes of a capture in progress (openCaptureInProgress: its journal, files not re-hashed). */
+  capture(dir: string): Promise<TraceBundle>;
+}
+
+/** Everything on the calling thread. */
+export const openersHere: BundleOpeners = { bundle: openBundle, capture: (dir) => openCaptureInProgress(dir) };
+
+/** The manifests read on `pool`'s workers. */
+export function openersOffThread(pool: JudgePool): BundleOpeners {
+  return {
+    bundle: async (dir, options = {}) => openBundleFromManifest(dir, await pool.manifest({ kind: 'bundle', dir }), join(dir, MANIFEST_FILE_NAME), options),
+    capture: async (dir) => openBundleFromManifest(dir, await pool.manifest({ kind: 'capture', dir }), join(dir, JOURNAL_FILE_NAME), { verify: 'none' }),
+  };
+}

@@ -1,0 +1,195 @@
+// A judging worker of the session (judge-pool.ts starts it): judges slices of a run's passes with
+// the gate's own judgeCase, off the thread that serves the app, and posts each slice's verdicts
+// as soon as they exist. Bundled by scripts/build.mjs into dist/judge-worker.js.
+//
+// It opens the bundles itself, from their folders, and keeps them open across jobs (a live run
+// judges a pass per step against the same reference); the session may have it open a bundle ahead
+// of the job that needs it ('open': the reference as soon as the session opens it, an opened run
+// while the session verifies it). A bundle whose file list is not the one the session verified is
+// opened again, and refused if it still differs (judge-messages.ts BundleRef).
+import { join } from 'node:path';
+import { parentPort, threadId } from 'node:worker_threads';
+import { openBundle, openBundleFromManifest, readManifest, type TraceBundle } from '../core/bundle/bundle-reader.ts';
+import { BundleError } from '../core/bundle/errors.ts';
+import { openCaptureInProgress } from '../core/bundle/capture-in-progress.ts';
+import { judgeAudioStreams } from '../core/gate/audio-stream-verdicts.ts';
+import { judgeCase } from '../core/gate/case-verdicts.ts';
+import { MANIFEST_FILE_NAME, type BundleManifest, type Contract } from '../core/bundle/manifest-schema.ts';
+import { MANIFEST_PART_ROWS, sessionVerdict, type BundlePlace, type BundleRef, type FromWorker, type JudgeJob, type ManifestFailed, type ManifestPart, type ToWorker } from './judge-messages.ts';
+
+const port = parentPort;
+if (port === null) throw new Error('judge-worker.ts runs as a worker thread (judge-pool.ts starts it)');
+
+type Place = BundlePlace;
+const keyOf = (ref: Place): string => `${ref.kind}\u0000${ref.dir}`;
+const open = new Map<string, Promise<TraceBundle>>();
+
+function describeFile(file: { path: string; bytes: number; sha256: string } | undefined): string {
+  return file === undefined ? 'nothing' : `${file.path} (${file.bytes} bytes, sha256 ${file.sha256})`;
+}
+
+/** Why `bundle` is not the bundle the session verified, or null when its file list is the same. */
+function filesDiffer(bundle: TraceBundle, ref: BundleRef): string | null {
+  const files = bundle.manifest.files;
+  const count = Math.max(files.length, ref.files.length);
+  for (let i = 0; i < count; i++) {
+    const now = files[i];
+    const then = ref.files[i];
+    if (now?.path !== then?.path || now?.bytes !== then?.bytes || now?.sha256 !== then?.sha256) {
+      return `${bundle.manifestPath}: files[${i}] is now ${describeFile(now)}, the session opened ${describeFile(then)}: the bundle changed since it was opened; open it again`;
+    }
+  }
+  return null;
+}
+
+function opened(ref: Place): Promise<TraceBundle> {
+  const key = keyOf(ref);
+  let bundle = open.get(key);
+  if (bundle === undefined) {
+    bundle = ref.kind === 'capture' ? openCaptureInProgress(ref.dir) : openBundle(ref.dir, { verify: 'none' });
+    open.set(key, bundle);
+    // A failed open is not kept: the next job tries again.
+    bundle.catch(() => open.delete(key));
+  }
+  return bundle;
+}
+
+async function forget(ref: Place): Promise<void> {
+  const bundle = open.get(keyOf(ref));
+  open.delete(keyOf(ref));
+  await bundle?.then((kept) => kept.close()).catch(() => undefined);
+}
+
+/** The bundle `ref` names, with the file list the session verified (opened again once if it differs). */
+async function bundleOf(ref: BundleRef): Promise<TraceBundle> {
+  // (A capture in progress grows by a pass per step: a view of an earlier step lists fewer files.)
+  const bundle = await opened(ref);
+  if (filesDiffer(bundle, ref) === null) return bundle;
+  await forget(ref);
+  const again = await opened(ref);
+  const problem = filesDiffer(again, ref);
+  if (problem !== null) throw new Error(problem);
+  return again;
+}
+
+/** Closes the bundles the new job does not use (the previous step's view of a capture). */
+async function keepOnly(job: JudgeJob): Promise<void> {
+  const wanted = new Set([job.reference, job.oracle, job.native].flatMap((ref) => (ref === null ? [] : [keyOf(ref)])));
+  for (const [key, bundle] of [...open]) {
+    if (wanted.has(key)) continue;
+    open.delete(key);
+    await bundle.then((opened) => opened.close()).catch(() => undefined);
+  }
+}
+
+/**
+ * The manifest of `place` for the session, which opens the bundle with it (openBundleFromManifest):
+ * read and validated here, so the serving thread never parses a manifest of tens of MB. A bundle
+ * already open here gives its manifest; otherwise it is read, and kept open for the jobs to come.
+ * A capture in progress is always read afresh (it grows by a pass per step).
+ */
+async function manifestOf(place: Place): Promise<BundleManifest> {
+  if (place.kind === 'capture') await forget(place);
+  const cached = open.get(keyOf(place));
+  const kept = cached === undefined ? null : await cached.catch(() => null);
+  if (kept !== null) return kept.manifest;
+  // Read alone (its errors are the reader's, as the session's own read would give them)...
+  const manifest = place.kind === 'capture' ? (await opened(place)).manifest : await readManifest(place.dir);
+  if (place.kind === 'bundle' && !open.has(keyOf(place))) {
+    // ...then kept open for the judging, from the same manifest.
+    const bundle = openBundleFromManifest(place.dir, manifest, join(place.dir, MANIFEST_FILE_NAME), { verify: 'none' });
+    open.set(keyOf(place), bundle);
+    bundle.catch(() => open.delete(keyOf(place)));
+  }
+  return manifest;
+}
+
+function sendManifest(requestId: number, manifest: BundleManifest): void {
+  const { passes, ...head } = manifest;
+  let part: ManifestPart = { type: 'manifestPart', requestId, head, pass: null, boundaries: [], last: false };
+  const flush = (): void => {
+    port?.postMessage(part);
+    part = { type: 'manifestPart', requestId, head: null, pass: null, boundaries: [], last: false };
+  };
+  for (const { boundaries, ...pass } of passes) {
+    if (part.pass !== null || part.boundaries.length > 0) flush();
+    part.pass = pass;
+    for (let at = 0; at < boundaries.length; at += MANIFEST_PART_ROWS) {
+      if (at > 0) flush();
+      part.boundaries = boundaries.slice(at, at + MANIFEST_PART_ROWS);
+    }
+  }
+  part.last = true;
+  flush();
+}
+
+function manifestFailure(requestId: number, error: unknown): ManifestFailed {
+  const bundle = error instanceof BundleError ? { code: error.code, file: error.file, issues: error.issues.map(({ code, field, message }) => ({ code, field, message })) } : null;
+  return { type: 'manifestFailed', requestId, bundle, message: error instanceof Error ? error.message : String(error) };
+}
+
+interface Current {
+  jobId: number;
+  job: JudgeJob;
+}
+let current: Current | null = null;
+
+async function handle(message: ToWorker): Promise<FromWorker | null> {
+  if (message.type === 'open') {
+    // Ahead of a job: a failure here is the job's to report (or the session's own open's).
+    await Promise.all(message.places.map((place) => opened(place).catch(() => undefined)));
+    return null;
+  }
+  if (message.type === 'manifest') {
+    try {
+      sendManifest(message.requestId, await manifestOf(message.place));
+    } catch (error) {
+      port?.postMessage(manifestFailure(message.requestId, error));
+    }
+    return null;
+  }
+  if (message.type === 'begin') {
+    current = { jobId: message.jobId, job: message.job };
+    await keepOnly(message.job);
+    return null;
+  }
+  if (current === null || current.jobId !== message.jobId) throw new Error(`job ${message.jobId} was never begun on this worker`);
+  const { job } = current;
+  const [reference, oracle, native] = await Promise.all([
+    bundleOf(job.reference),
+    job.oracle === null ? null : bundleOf(job.oracle),
+    job.native === null ? null : bundleOf(job.native),
+  ]);
+  if (message.type === 'slice') {
+    const contracts: Record<string, Contract> = {};
+    const judged = await judgeCase({
+      caseId: job.caseId,
+      reference,
+      native,
+      oracle,
+      description: job.description,
+      ledger: job.ledger,
+      stop: job.stop,
+      nativeUnreadable: job.nativeUnreadable,
+      contracts,
+      passes: message.passes,
+      audioStreams: false,
+    });
+    return { type: 'slice', jobId: message.jobId, slice: message.slice, threadId, verdicts: judged.verdicts.map(sessionVerdict), contracts };
+  }
+  if (native === null || job.nativeUnreadable !== null) return { type: 'audio', jobId: message.jobId, judgements: [] };
+  return { type: 'audio', jobId: message.jobId, judgements: await judgeAudioStreams(reference, native, message.verdicts) };
+}
+
+// One message at a time, in order (the pool sends the next slice only after an answer anyway).
+let queue: Promise<void> = Promise.resolve();
+port.on('message', (message: ToWorker) => {
+  queue = queue.then(async () => {
+    try {
+      const answer = await handle(message);
+      if (answer !== null) port.postMessage(answer);
+    } catch (error) {
+      if (message.type !== 'open' && message.type !== 'manifest') port.postMessage({ type: 'failed', jobId: message.jobId, message: error instanceof Error ? error.message : String(error) } satisfies FromWorker);
+    }
+  });
+});
