@@ -11,7 +11,8 @@
 // REVIEW_REQUIRED whichever is shown). Choosing 'fp64' switches what the numbers show: the
 // table's max abs / max ULP / contract / badges and every view compare native with the fp64
 // oracle instead of the reference.
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { Isolation } from '../engine-host/engine-host.ts';
 import {
   InspectorCallError,
@@ -38,7 +39,13 @@ import { rowsReply } from './rows-encoding.ts';
 import { RowsLog } from './rows-log.ts';
 import { buildRows, hasDivergence } from './session-rows.ts';
 import { allVerdicts, buildSnapshot } from './session-state.ts';
-import { openReference, probeEngine, type OpenedEngine, type OpenedReference } from './session-sources.ts';
+import { openReference, probeEngine, withSettings, type OpenedEngine, type OpenedReference } from './session-sources.ts';
+import { noComparisonSettings, type ComparisonSettings } from './session-comparison.ts';
+import { exportComparisonReceipt } from './session-compare-receipt.ts';
+import { MANIFEST_FILE_NAME } from '../core/bundle/manifest-schema.ts';
+import { loadBoundaryMap } from '../core/compare/boundary-map.ts';
+import { loadContractsFile } from '../core/compare/contracts-file.ts';
+import { describeSource } from '../core/compare/reference-contracts.ts';
 import { sessionViews, type ViewSides } from './session-views.ts';
 
 export { dispatchCall, runCall, type DispatchResult } from './dispatch-call.ts';
@@ -71,6 +78,8 @@ export class InspectorSession {
   private isolation: Isolation = 'process';
   private teacherForce = false;
   private engineOptions: Record<string, string> = {};
+  /** Contracts file, default contract and map file (compare's flags), applied to what is open. */
+  private comparison: ComparisonSettings = noComparisonSettings();
   private layerIsolation: LayerIsolation = LAYER_ISOLATION_NOT_RUN;
   private readonly rowsLog = new RowsLog();
   private rowsCache: { version: number; oracle: OracleChoice; rows: BoundaryRow[] } | null = null;
@@ -113,7 +122,7 @@ export class InspectorSession {
     await this.runs.clear('the session was closed');
     const reference = this.reference;
     this.reference = null;
-    if (reference !== null) await Promise.all([reference.bundle.close(), reference.oracle?.close()]);
+    if (reference !== null) await Promise.all([reference.raw.close(), reference.rawOracle?.close()]);
     const retired = this.retired.splice(0);
     await Promise.all(retired.map((bundle) => bundle.close()));
     this.listeners.clear();
@@ -135,6 +144,7 @@ export class InspectorSession {
       errors: this.errors.list(),
       recent: this.recent.list(),
       workDir: this.workDir,
+      comparison: this.comparison,
     });
   }
 
@@ -224,8 +234,8 @@ export class InspectorSession {
     const previous = this.reference;
     this.reference = reference;
     if (previous !== null) {
-      this.retire(previous.bundle);
-      if (previous.oracle !== null) this.retire(previous.oracle);
+      this.retire(previous.raw);
+      if (previous.rawOracle !== null) this.retire(previous.rawOracle);
     }
     this.layerIsolation = LAYER_ISOLATION_NOT_RUN;
     this.rememberRecent('bundles', reference.dir);
@@ -240,7 +250,7 @@ export class InspectorSession {
     const defaults = embeddedDefaults();
     // Both are opened before either is committed: a failure changes nothing.
     const engine = await probeEngine(defaults.engineLibrary);
-    const reference = await openReference(join(defaults.bundlesDir, defaults.defaultCase, 'reference'));
+    const reference = await openReference(join(defaults.bundlesDir, defaults.defaultCase, 'reference'), this.comparison);
     await this.commitEngine(engine);
     await this.commitReference(reference);
   }
@@ -248,6 +258,12 @@ export class InspectorSession {
   private async startRun(): Promise<void> {
     const engine = this.requireEngine('start a run');
     const reference = this.requireReference('start a run');
+    if (this.comparison.map !== null) {
+      throw callError(
+        CALL_CODES.state,
+        `cannot start a run while map file ${this.comparison.map.path} is set: a map lines up a bundle opened with Open run; a live engine is judged under its own boundary names (clear the map file first)`,
+      );
+    }
     await this.runs.startLive(engine, reference, {
       isolation: this.isolation,
       teacherForce: this.teacherForce,
@@ -280,6 +296,29 @@ export class InspectorSession {
     }
   }
 
+  /**
+   * Makes `next` the session's comparison settings: the open reference is seen under its
+   * contracts and an opened run (or a finished live run's bundle) is opened again through its
+   * map and judged anew — all prepared before anything is replaced, so a contracts rule or a map
+   * entry that cannot apply to these bundles fails the call and changes nothing.
+   */
+  private async applyComparison(next: ComparisonSettings): Promise<void> {
+    this.requireNoRunInProgress('change the contracts or the map file');
+    const current = this.reference;
+    if (current === null) {
+      this.comparison = next;
+      return;
+    }
+    const reference = await withSettings(current, next);
+    const { run } = this.runs;
+    const rejudge = run.nativeDir !== null && (run.source === 'opened' || existsSync(join(run.nativeDir, MANIFEST_FILE_NAME)));
+    if (rejudge && run.nativeDir !== null) await this.runs.openRun(run.nativeDir, reference, this.engine, next.map);
+    else if (run.source !== 'none') await this.runs.clear('the contracts changed');
+    this.reference = reference;
+    this.comparison = next;
+    this.rowsLog.record('full', this.rowCount());
+  }
+
   // ---- reading -----------------------------------------------------------------------------
 
   /** Runs a getter that reads bundles; bundles retired meanwhile stay open until it is done. */
@@ -301,7 +340,7 @@ export class InspectorSession {
 
   private flushRetired(): void {
     if (this.readers > 0 || this.retired.length === 0) return;
-    const current = new Set([this.reference?.bundle, this.reference?.oracle, this.runs.run.native]);
+    const current = new Set([this.reference?.raw, this.reference?.rawOracle, this.runs.run.native]);
     const closing = this.retired.filter((bundle) => !current.has(bundle));
     this.retired = this.retired.filter((bundle) => current.has(bundle));
     for (const bundle of closing) void bundle.close().catch(() => undefined);
@@ -363,15 +402,27 @@ export class InspectorSession {
         }),
       openBundle: ({ dir }) =>
         this.operate('open bundle', 'open bundle', async () => {
-          await this.commitReference(await openReference(dir));
+          await this.commitReference(await openReference(dir, this.comparison));
         }),
       openRun: ({ dir }) =>
         this.operate('open run', 'open run', async () => {
           const reference = this.requireReference('open a run');
-          await this.runs.openRun(dir, reference, this.engine);
+          await this.runs.openRun(dir, reference, this.engine, this.comparison.map);
           this.rememberRecent('bundles', dir);
         }),
       openDefault: () => this.operate('open default', 'open default', () => this.openDefault()),
+      setContractsFile: ({ file }) =>
+        this.operate('set contracts file', 'set contracts file', async () => {
+          const contractsFile = file === null ? null : await loadContractsFile(resolve(file));
+          await this.applyComparison({ ...this.comparison, contractsFile });
+        }),
+      setDefaultContract: ({ everyBoundary }) =>
+        this.operate('set default contract', 'set default contract', () => this.applyComparison({ ...this.comparison, everyBoundary })),
+      setMapFile: ({ file }) =>
+        this.operate('set map file', 'set map file', async () => {
+          const map = file === null ? null : await loadBoundaryMap(resolve(file));
+          await this.applyComparison({ ...this.comparison, map });
+        }),
       setOracle: async ({ oracle }) => {
         if (oracle === 'fp64' && this.reference !== null && this.reference.oracle === null) {
           throw callError(CALL_CODES.state, `case ${this.reference.info.caseId} has no fp64 oracle bundle (${this.reference.dir}/../oracle-f64)`);
@@ -483,8 +534,23 @@ export class InspectorSession {
         // Assigned inside the locked operation (a holder: TypeScript does not follow closures).
         const exported: { receipt: ReceiptExport | null } = { receipt: null };
         await this.operate('export receipt', 'export receipt', async () => {
+          const { run } = this.runs;
+          if (run.source === 'opened' && run.nativeDir !== null) {
+            // Two bundles, no engine: the receipt is compare's, over both bundles.
+            const reference = this.requireReference('export a receipt');
+            exported.receipt = await exportComparisonReceipt({
+              referenceDir: reference.dir,
+              candidateDir: run.nativeDir,
+              oracleDir: reference.oracleDir,
+              settings: this.comparison,
+              workDir: this.workDir,
+              keyPath,
+            });
+            return;
+          }
           const { library, reference } = this.engineRunInputs('export a receipt');
           exported.receipt = await exportSessionReceipt({
+            referenceContracts: reference.contractSource === null ? null : describeSource(reference.contractSource),
             library,
             referenceDir: reference.dir,
             oracleDir: reference.oracleDir,

@@ -16,13 +16,16 @@ import { confinedChild, safePathComponent } from '../core/bundle/path-confinemen
 import { createOutputFolder } from '../core/io/output-folder.ts';
 import type { RunStop } from '../core/gate/case-verdicts.ts';
 import type { Contract } from '../core/bundle/manifest-schema.ts';
+import type { BoundaryMap } from '../core/compare/boundary-map.ts';
+import { applyBoundaryMap, type MapReport } from '../core/compare/mapped-bundle.ts';
+import type { BoundaryVerdict } from '../core/gate/gate-types.ts';
 import { LiveRun, type PassStep } from './live-capture.ts';
 import type { RowsChange } from './rows-log.ts';
 import { CALL_CODES, callError, type SessionErrorLog } from './session-errors.ts';
 import { catalogueFromReference, describeStop, judgePasses, type JudgeContext } from './session-judge.ts';
 import { hasDivergence } from './session-rows.ts';
 import { emptyRun, type PassState, type RunRecord, type RunStatus } from './session-state.ts';
-import { openNativeRun, type OpenedEngine, type OpenedReference } from './session-sources.ts';
+import { openCandidateRun, type OpenedEngine, type OpenedReference } from './session-sources.ts';
 
 export interface RunSettings {
   isolation: Isolation;
@@ -49,6 +52,14 @@ const PASS_STATE: Readonly<Record<PassResult['status'], PassState>> = { ok: 'don
 function runStatusOf(outcome: RunOutcome): RunStatus {
   // An aborted run was stopped between passes by the user: what it holds is complete.
   return outcome.status === 'aborted' ? 'completed' : outcome.status;
+}
+
+/** An opened run, judged and not yet made the session's. */
+interface Opened {
+  native: TraceBundle;
+  mapReport: MapReport | null;
+  verdicts: Map<number, BoundaryVerdict[]>;
+  stop: RunStop | null;
 }
 
 export class RunController {
@@ -167,43 +178,74 @@ export class RunController {
     }
   }
 
-  private judgeContext(reference: OpenedReference, description: OpenedEngine['description']): JudgeContext {
+  private judgeContext(reference: OpenedReference, description: OpenedEngine['description'], contracts: Record<string, Contract> = this.contracts): JudgeContext {
     return {
       caseId: reference.bundle.manifest.case.id,
       reference: reference.bundle,
       oracle: reference.oracle,
       description,
       ledger: reference.ledger,
-      contracts: this.contracts,
+      contracts,
     };
   }
 
   /**
-   * Opens a captured native bundle and judges every pass it holds against the reference. The
-   * engine's catalogue is used when the open engine is the one that made the run (same library
-   * sha256); otherwise the reference's (session-judge.ts catalogueFromReference).
+   * Opens a captured bundle (any kind) and judges every pass it holds against the reference,
+   * through `map` when one is set (compare's applyBoundaryMap: renamed, reshaped, boundaries
+   * declared unmapped taken out and reported). The engine's catalogue is used when the open
+   * engine is the one that made the run (same library sha256); otherwise the reference's
+   * (session-judge.ts catalogueFromReference). Everything is opened, mapped and judged before the
+   * current run is replaced: a failure changes nothing.
    */
-  async openRun(dir: string, reference: OpenedReference, engine: OpenedEngine | null): Promise<void> {
-    const native = await openNativeRun(dir, reference.bundle);
+  async openRun(dir: string, reference: OpenedReference, engine: OpenedEngine | null, map: BoundaryMap | null): Promise<void> {
+    const raw = await openCandidateRun(dir, reference);
+    let judged: Opened;
+    const contracts: Record<string, Contract> = {};
+    try {
+      judged = await this.judgeOpened(raw, reference, engine, map, contracts);
+    } catch (error) {
+      await raw.close();
+      throw error;
+    }
     await this.clear('a captured run was opened');
-    const { manifest } = native;
+    this.contracts = contracts;
+    const { native, mapReport, verdicts, stop } = judged;
+    const { manifest } = raw;
+    const passes = native.passes.map((pass) => pass.index);
+    const last = native.passes.at(-1);
+    const outcome = manifest.run ?? { status: 'completed' as const, message: '', last_pass: last?.index ?? null, last_boundary: null };
+    this.run = { ...emptyRun(), source: 'opened', nativeDir: native.dir, native, verdicts, passesRun: passes, mapReport };
+    for (const pass of passes) this.run.passStates.set(pass, 'done');
+    if (stop !== null && last !== undefined) {
+      this.run.passStates.set(last.index, outcome.status === 'engine_error' ? 'failed' : outcome.status === 'timeout' ? 'timeout' : 'crashed');
+      this.hooks.errors.add('open run', `${native.dir}: ${stop.description}`);
+    }
+    this.run.status = runStatusOf(outcome);
+    this.run.message = stop?.description ?? (outcome.status === 'aborted' ? `the run was aborted after ${passes.length} passes: ${outcome.message}` : `opened ${native.dir}: ${passes.length} passes`);
+    for (const warning of mapReport?.unusedEntries ?? []) this.hooks.errors.add('map file', warning);
+    this.hooks.rowsChanged('full');
+  }
+
+  private async judgeOpened(
+    raw: TraceBundle,
+    reference: OpenedReference,
+    engine: OpenedEngine | null,
+    map: BoundaryMap | null,
+    contracts: Record<string, Contract>,
+  ): Promise<Opened> {
+    const mapped = map === null ? null : applyBoundaryMap(raw, map, reference.bundle);
+    const native = mapped?.bundle ?? raw;
+    const { manifest } = raw;
     const madeBy = manifest.provenance.runtime['engine_library_sha256'];
-    const description = engine !== null && engine.info.sha256 === madeBy ? engine.description : catalogueFromReference(reference.bundle);
+    // An engine's own catalogue names its own boundaries: through a map they carry the reference's.
+    const description = map === null && engine !== null && engine.info.sha256 === madeBy ? engine.description : catalogueFromReference(reference.bundle);
     const passes = native.passes.map((pass) => pass.index);
     const last = native.passes.at(-1);
     const outcome = manifest.run ?? { status: 'completed' as const, message: '', last_pass: last?.index ?? null, last_boundary: null };
     const failed = outcome.status !== 'completed' && outcome.status !== 'aborted' && last !== undefined;
     const stop: RunStop | null = failed ? { pass: last.index, description: describeStop(outcome.status, last.index, last.kind, outcome.last_boundary, outcome.message) } : null;
-    const judged = await judgePasses(this.judgeContext(reference, description), native, passes, stop);
-    this.run = { ...emptyRun(), source: 'opened', nativeDir: native.dir, native, verdicts: judged, passesRun: passes };
-    for (const pass of passes) this.run.passStates.set(pass, 'done');
-    if (failed) {
-      this.run.passStates.set(last.index, outcome.status === 'engine_error' ? 'failed' : outcome.status === 'timeout' ? 'timeout' : 'crashed');
-      this.hooks.errors.add('open run', `${native.dir}: ${stop?.description ?? ''}`);
-    }
-    this.run.status = runStatusOf(outcome);
-    this.run.message = stop?.description ?? (outcome.status === 'aborted' ? `the run was aborted after ${passes.length} passes: ${outcome.message}` : `opened ${native.dir}: ${passes.length} passes`);
-    this.hooks.rowsChanged('full');
+    const verdicts = await judgePasses(this.judgeContext(reference, description, contracts), native, passes, stop);
+    return { native, mapReport: mapped?.report ?? null, verdicts, stop };
   }
 
   /** For the renderer's "run to ..." loops: whether a step is possible now. */

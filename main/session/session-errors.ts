@@ -8,6 +8,8 @@ import { EngineCallError, EngineHostDeadError, EngineHostError, EngineLoadError 
 import { InspectorCallError, type SessionError } from '../../protocol/inspector-api.ts';
 import { BundleError } from '../core/bundle/errors.ts';
 import { CaptureUsageError } from '../core/capture/capture-run.ts';
+import { CompareInputError } from '../core/compare/compare-input-error.ts';
+import { CompareUsageError } from '../core/compare/compare-run.ts';
 import { LedgerError } from '../core/gate/ledger.ts';
 import { PathConfinementError } from '../core/bundle/path-confinement.ts';
 import { GuardedReadError } from '../core/io/guarded-read.ts';
@@ -23,7 +25,7 @@ export const CALL_CODES = {
   state: 'E_STATE',
   /** The engine library cannot be loaded, or refused what it was given. */
   engine: 'E_ENGINE',
-  /** A bundle (or its ledger) failed validation or could not be read. */
+  /** A bundle (or its ledger, or a contracts or map file) failed validation or could not be read. */
   bundle: 'E_BUNDLE',
   /** The core produced a response its own schema rejects (a bug, reported rather than sent). */
   response: 'E_RESPONSE',
@@ -43,7 +45,9 @@ export function messageOf(error: unknown): string {
 /** The code a failure maps to; messages are kept verbatim (they already name file, field, pass). */
 export function codeOf(error: unknown): string {
   if (error instanceof InspectorCallError) return error.code;
+  // Evidence that failed validation: a bundle, its ledger, a contracts or map file (compare's inputs).
   if (error instanceof BundleError || error instanceof LedgerError || error instanceof PathConfinementError) return CALL_CODES.bundle;
+  if (error instanceof CompareInputError || error instanceof CompareUsageError) return CALL_CODES.bundle;
   // A key, receipt or other file named in the request that is missing, special or too large.
   if (error instanceof ReceiptError || error instanceof GuardedReadError) return CALL_CODES.request;
   if (error instanceof OutputFolderError) return CALL_CODES.state;
