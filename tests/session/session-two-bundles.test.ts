@@ -6,7 +6,8 @@
 // names; a candidate that names its boundaries differently passes through a map file; a boundary
 // the map declares unmapped is reported, with its reason; a contracts file is named in the
 // snapshot with its digest; a bad contracts or map file is refused naming the file and the field
-// and changes nothing; the receipt is compare's, over both bundles and the files in force.
+// and changes nothing; the receipt is compare's, over both bundles and the files in force; the
+// tensor views, bit inspector, provenance and audio A/B read the two bundles.
 import { createHash } from 'node:crypto';
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,9 +28,9 @@ const perturbed = join(root, 'perturbed');
 const renamed = join(root, 'renamed');
 let key = { privateKeyPath: '', publicKeyPath: '' };
 
-async function capture(out: string, options: string[] = []): Promise<void> {
+async function capture(out: string, options: string[] = [], caseId: string = CASE): Promise<void> {
   const io = recordingIO(root);
-  const code = await runCli(['capture', '--bundle', referenceBundle(CASE), '--out', out, ...options.flatMap((option) => ['--option', option])], io);
+  const code = await runCli(['capture', '--bundle', referenceBundle(caseId), '--out', out, ...options.flatMap((option) => ['--option', option])], io);
   expect(code, io.err.join('')).toBe(0);
 }
 
@@ -101,6 +102,12 @@ describe('two captures of the reference engine in one session, no engine', () =>
       expect(element.reference?.hex).toBe(element.native?.hex);
       expect(element.reference).not.toBeNull();
       expect(element.ulp).toBe(0);
+
+      const provenance = await t.call('getProvenance', {});
+      expect(provenance.bundles.map((bundle) => [bundle.role, bundle.dir])).toEqual([
+        ['reference', first],
+        ['native', second],
+      ]);
 
       const receipt = await t.call('exportReceipt', { keyPath: key.privateKeyPath });
       expect(receipt.seals).toEqual(['FIDELITY: OK', 'OVERALL: PASSED']);
@@ -245,6 +252,31 @@ async function twoBundlesRowCount(reference: string, candidate: string): Promise
   await t.session.close();
   return snapshot.rowCount;
 }
+
+describe('audio A/B on two captures of an audio case', () => {
+  it('plays both sides of detok.pcm from the two bundles: the same samples, a silent null residual, WAV files of each', async () => {
+    const tailFirst = join(root, 'tail-first');
+    const tailSecond = join(root, 'tail-second');
+    await capture(tailFirst, [], 'tail');
+    await capture(tailSecond, [], 'tail');
+    const { t, snapshot } = await twoBundles('audio', tailFirst, tailSecond);
+    try {
+      expect(snapshot.counts.PASS).toBe(snapshot.rowCount);
+      const rows = await rowsOf(t);
+      expect(rows.some((row) => row.pcm && row.boundary === 'detok.pcm')).toBe(true);
+      const audio = await t.call('getAudio', { boundary: 'detok.pcm' });
+      expect(audio.reference.length).toBeGreaterThan(1000);
+      expect(audio.native).toBe(audio.reference);
+      expect(audio.metrics?.nullOffset).toBe(0);
+      expect(audio.metrics?.esr).toBe(0);
+      expect(audio.metrics?.nullResidualDbfs).toBe('-Infinity');
+      const wav = await t.call('exportWav', { boundary: 'detok.pcm', side: 'native' });
+      expect(Buffer.from(wav.bytes, 'base64').subarray(0, 4).toString('latin1')).toBe('RIFF');
+    } finally {
+      await t.session.close();
+    }
+  });
+});
 
 describe('bad comparison files are refused, naming the file and the field, and change nothing', () => {
   const unchanged = async (t: TestSession, before: SessionSnapshot, rowsBefore: BoundaryRow[]): Promise<void> => {
