@@ -358,7 +358,7 @@ describe('what the two-bundle session refuses', () => {
     }
   });
 
-  it('the reference folder as its own run, a run of another case, and a live run while a map file is set', async () => {
+  it('the reference folder as its own run, a run of another case, a live run while a map file is set, settings changes mid-run', async () => {
     const t = openSession('refusals');
     try {
       await t.call('openEngine', { library: REFERENCE_ENGINE });
@@ -373,6 +373,24 @@ describe('what the two-bundle session refuses', () => {
       const live = await failureOf(t.call('prefill', {}));
       expect(live.code).toBe('E_STATE');
       expect(live.message).toContain(`map file ${map} is set`);
+
+      // Without a map, a live run against the case's reference: mid-run the settings are refused;
+      // once it finished, its bundle is judged again under the new ones.
+      await t.call('setMapFile', { file: null });
+      await t.call('openBundle', { dir: referenceBundle(CASE) });
+      const prefilled = await t.call('prefill', {});
+      expect(prefilled.counts.FAIL).toBe(0);
+      const midRun = await failureOf(t.call('setDefaultContract', { contract: 'bit_exact', everyBoundary: true }));
+      expect(midRun.code).toBe('E_STATE');
+      expect(midRun.message).toContain('Reset first');
+      expect((await t.call('getSession', {})).comparison.defaultContract.everyBoundary).toBe(false);
+      const finished = await t.call('runToEnd', {});
+      expect(finished.counts.FAIL).toBe(0);
+      const nativeDir = finished.run.message.match(/captured into (\S+)$/)?.[1] ?? '';
+      const held = await t.call('setDefaultContract', { contract: 'bit_exact', everyBoundary: true });
+      expect(held.openedRun).toBe(nativeDir);
+      expect(held.rowCount).toBe(finished.rowCount);
+      expect(held.counts.FAIL).toBeGreaterThan(0);
     } finally {
       await t.session.close();
     }
