@@ -63,8 +63,9 @@ export const BundleInfoSchema = z.object({
   createdAt: z.string(),
   passCount: NonNegInt,
   boundaryCount: NonNegInt,
-  /** The fp64 oracle bundle beside it, when there is one. */
+  /** The oracle judged beside it, when there is one: the case's fp64 oracle found beside a reference bundle, or a bundle set with setOracleBundle. */
   oracleDir: z.string().nullable(),
+  oracleKind: z.enum(['reference', 'oracle-f64', 'native']).nullable(),
 });
 export type BundleInfo = z.infer<typeof BundleInfoSchema>;
 
@@ -574,6 +575,12 @@ export const INSPECTOR_METHODS = {
   setContractsFile: { request: z.object({ file: z.string().min(1).nullable() }).strict(), response: SessionSnapshotSchema },
   /** The contract of boundaries the reference declares none for (compare --contract); everyBoundary: every boundary bit_exact (compare --baseline). */
   setDefaultContract: { request: z.object({ contract: z.literal('bit_exact'), everyBoundary: z.boolean() }).strict(), response: SessionSnapshotSchema },
+  /**
+   * A second implementation judged beside the open bundle (compare --oracle): any kind, a completed
+   * run of the same case and inputs; where the run passes one and fails the other the row is
+   * REVIEW_REQUIRED. null: no oracle. Replaces the case's fp64 oracle found beside a reference.
+   */
+  setOracleBundle: { request: z.object({ dir: z.string().min(1).nullable() }).strict(), response: SessionSnapshotSchema },
   /** The map file an opened run is lined up with (compare --map); null clears it. Validated when set, as setContractsFile. */
   setMapFile: { request: z.object({ file: z.string().min(1).nullable() }).strict(), response: SessionSnapshotSchema },
   /** Open the embedded default: the reference engine and its default case. */

@@ -39,7 +39,7 @@ import { rowsReply } from './rows-encoding.ts';
 import { RowsLog } from './rows-log.ts';
 import { buildRows, hasDivergence } from './session-rows.ts';
 import { allVerdicts, buildSnapshot } from './session-state.ts';
-import { openReference, probeEngine, withSettings, type OpenedEngine, type OpenedReference } from './session-sources.ts';
+import { openReference, probeEngine, withOracle, withoutOracle, withSettings, type OpenedEngine, type OpenedReference } from './session-sources.ts';
 import { noComparisonSettings, type ComparisonSettings } from './session-comparison.ts';
 import { exportComparisonReceipt } from './session-compare-receipt.ts';
 import { MANIFEST_FILE_NAME } from '../core/bundle/manifest-schema.ts';
@@ -309,13 +309,37 @@ export class InspectorSession {
       this.comparison = next;
       return;
     }
-    const reference = await withSettings(current, next);
+    await this.judgeAgain(await withSettings(current, next), next);
+  }
+
+  /** Sets (or, with null, removes) the oracle judged beside the open bundle, and judges the run again. */
+  private async setOracleBundle(dir: string | null): Promise<void> {
+    this.requireNoRunInProgress('change the oracle');
+    const current = this.requireReference('set an oracle');
+    const next = dir === null ? await withoutOracle(current, this.comparison) : await withOracle(dir, current, this.comparison);
+    try {
+      await this.judgeAgain(next, this.comparison);
+    } catch (error) {
+      if (next.rawOracle !== null && next.rawOracle !== current.rawOracle) await next.rawOracle.close();
+      throw error;
+    }
+    if (current.rawOracle !== null && current.rawOracle !== next.rawOracle) this.retire(current.rawOracle);
+    if (next.oracle === null && this.oracle === 'fp64') this.oracle = 'reference';
+  }
+
+  /**
+   * Makes `reference` (the same bundles under other settings, or another oracle) the session's,
+   * with the run judged again under it: an opened run, or a finished live run's bundle, is opened
+   * again (through the map of `comparison`); a run that left no bundle is cleared. The run is
+   * prepared before anything is replaced, so a failure changes nothing.
+   */
+  private async judgeAgain(reference: OpenedReference, comparison: ComparisonSettings): Promise<void> {
     const { run } = this.runs;
     const rejudge = run.nativeDir !== null && (run.source === 'opened' || existsSync(join(run.nativeDir, MANIFEST_FILE_NAME)));
-    if (rejudge && run.nativeDir !== null) await this.runs.openRun(run.nativeDir, reference, this.engine, next.map);
-    else if (run.source !== 'none') await this.runs.clear('the contracts changed');
+    if (rejudge && run.nativeDir !== null) await this.runs.openRun(run.nativeDir, reference, this.engine, comparison.map);
+    else if (run.source !== 'none') await this.runs.clear('the comparison settings changed');
     this.reference = reference;
-    this.comparison = next;
+    this.comparison = comparison;
     this.rowsLog.record('full', this.rowCount());
   }
 
@@ -418,6 +442,7 @@ export class InspectorSession {
         }),
       setDefaultContract: ({ everyBoundary }) =>
         this.operate('set default contract', 'set default contract', () => this.applyComparison({ ...this.comparison, everyBoundary })),
+      setOracleBundle: ({ dir }) => this.operate('set oracle bundle', 'set oracle bundle', () => this.setOracleBundle(dir)),
       setMapFile: ({ file }) =>
         this.operate('set map file', 'set map file', async () => {
           const map = file === null ? null : await loadBoundaryMap(resolve(file));
@@ -425,7 +450,7 @@ export class InspectorSession {
         }),
       setOracle: async ({ oracle }) => {
         if (oracle === 'fp64' && this.reference !== null && this.reference.oracle === null) {
-          throw callError(CALL_CODES.state, `case ${this.reference.info.caseId} has no fp64 oracle bundle (${this.reference.dir}/../oracle-f64)`);
+          throw callError(CALL_CODES.state, `case ${this.reference.info.caseId} has no oracle bundle (${this.reference.dir}/../oracle-f64, or one set with setOracleBundle)`);
         }
         return this.change(() => {
           if (this.oracle === oracle) return;

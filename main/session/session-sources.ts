@@ -85,6 +85,7 @@ function bundleInfo(bundle: TraceBundle, oracleDir: string | null): BundleInfo {
     passCount: manifest.passes.length,
     boundaryCount: names.size,
     oracleDir,
+    oracleKind: oracleDir === null ? null : 'oracle-f64',
   };
 }
 
@@ -135,6 +136,32 @@ export async function openReference(dir: string, settings: ComparisonSettings = 
 /** The same reference under other comparison settings (the bundles stay open; only the contracts change). */
 export async function withSettings(reference: OpenedReference, settings: ComparisonSettings): Promise<OpenedReference> {
   return { ...reference, ...(await judgedSides(reference.raw, reference.rawOracle, settings)) };
+}
+
+/**
+ * The reference side with `dir` as its oracle (compare --oracle): a second implementation of any
+ * kind, a completed run of the same case on the same inputs, every file and tensor digest and its
+ * padding checked; its contracts as compare gives an oracle's. Nothing of `reference` is closed.
+ */
+export async function withOracle(dir: string, reference: OpenedReference, settings: ComparisonSettings): Promise<OpenedReference> {
+  const oracleDir = resolve(dir);
+  if (oracleDir === reference.dir) throw callError(CALL_CODES.request, `dir: ${oracleDir} is the open reference bundle itself; an oracle is a second implementation`);
+  const oracle = await openBundle(oracleDir, { checkPadding: true });
+  try {
+    const problem = incompleteRunProblem(oracle, 'oracle') ?? sameCaseProblem(reference.raw, oracle, 'oracle');
+    if (problem !== null) throw callError(CALL_CODES.bundle, problem);
+    const judged = await judgedSides(reference.raw, oracle, settings);
+    return { ...reference, ...judged, rawOracle: oracle, oracleDir, info: { ...reference.info, oracleDir, oracleKind: oracle.manifest.kind } };
+  } catch (error) {
+    await oracle.close();
+    throw error;
+  }
+}
+
+/** The reference side with no oracle (its own stays open until the caller retires it). */
+export async function withoutOracle(reference: OpenedReference, settings: ComparisonSettings): Promise<OpenedReference> {
+  const judged = await judgedSides(reference.raw, null, settings);
+  return { ...reference, ...judged, rawOracle: null, oracleDir: null, info: { ...reference.info, oracleDir: null, oracleKind: null } };
 }
 
 /**

@@ -26,6 +26,8 @@ const first = join(root, 'first');
 const second = join(root, 'second');
 const perturbed = join(root, 'perturbed');
 const renamed = join(root, 'renamed');
+/** A second implementation that stores the logits through bf16: every pass the same, only values differ. */
+const truncating = join(root, 'truncating');
 let key = { privateKeyPath: '', publicKeyPath: '' };
 
 async function capture(out: string, options: string[] = [], caseId: string = CASE): Promise<void> {
@@ -66,6 +68,7 @@ beforeAll(async () => {
   await capture(first);
   await capture(second);
   await capture(perturbed, ['perturb.kv_position_off_by_one=1']);
+  await capture(truncating, ['perturb.logits_bf16_truncate=1']);
   // The port calls backbone.l<i>.out "layers.<i>.out" and backbone.l<i>.mixer_out "layers.<i>.mixer.out".
   cpSync(second, renamed, { recursive: true });
   const manifestPath = join(renamed, 'manifest.json');
@@ -252,6 +255,47 @@ async function twoBundlesRowCount(reference: string, candidate: string): Promise
   await t.session.close();
   return snapshot.rowCount;
 }
+
+describe('a second implementation as the oracle (compare --oracle)', () => {
+  it('makes the rows where the run passes the reference and fails the oracle REVIEW_REQUIRED; the receipt names it; cleared, they pass', async () => {
+    const { t, snapshot: alone } = await twoBundles('oracle', first, second);
+    try {
+      expect(alone.bundle?.oracleDir).toBeNull();
+      const otherCase = await failureOf(t.call('setOracleBundle', { dir: referenceBundle('greedy') }));
+      expect(otherCase.code).toBe('E_BUNDLE');
+      expect(otherCase.message).toContain('case.id: is "greedy"');
+      expect((await t.call('getSession', {})).rowsVersion).toBe(alone.rowsVersion);
+
+      const judged = await t.call('setOracleBundle', { dir: truncating });
+      expect(judged.bundle?.oracleDir).toBe(truncating);
+      expect(judged.bundle?.oracleKind).toBe('native');
+      expect(judged.firstDivergence).toEqual({ pass: 0, boundary: 'backbone.logits' });
+      const rows = await rowsOf(t);
+      const review = rows.filter((row) => row.verdict === 'REVIEW_REQUIRED');
+      expect(review.length).toBeGreaterThan(0);
+      // The logits and the text sampler's values computed from them; the tokens drawn agree.
+      expect(review.every((row) => row.boundary === 'backbone.logits' || row.boundary.startsWith('sampler.text.'))).toBe(true);
+      expect(review.some((row) => row.boundary === 'sampler.text.token')).toBe(false);
+      expect(rows.filter((row) => row.verdict === 'FAIL')).toEqual([]);
+      // The numbers against the oracle: the logits differ there, not against the reference.
+      const view = { pass: 0, boundary: 'backbone.logits', metric: 'abs_diff', maxRows: 4, maxCols: 4 } as const;
+      await t.call('setOracle', { oracle: 'fp64' });
+      expect(await t.call('getTensorView', view).then((tensor) => tensor.max)).toBeGreaterThan(0);
+      await t.call('setOracle', { oracle: 'reference' });
+      expect(await t.call('getTensorView', view).then((tensor) => tensor.max)).toBe(0);
+
+      const receipt = await t.call('exportReceipt', { keyPath: key.privateKeyPath });
+      expect(receipt.seals.slice(0, 2)).toEqual(['FIDELITY: INCOMPLETE', 'OVERALL: FAIL reason=review_required']);
+      expect(subjectsOf(receipt.envelope).get('truncating/manifest.json')).toBe(sha256(join(truncating, 'manifest.json')));
+
+      const cleared = await t.call('setOracleBundle', { dir: null });
+      expect(cleared.bundle?.oracleDir).toBeNull();
+      expect(cleared.counts).toEqual(alone.counts);
+    } finally {
+      await t.session.close();
+    }
+  });
+});
 
 describe('audio A/B on two captures of an audio case', () => {
   it('plays both sides of detok.pcm from the two bundles: the same samples, a silent null residual, WAV files of each', async () => {

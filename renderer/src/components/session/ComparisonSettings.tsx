@@ -1,17 +1,20 @@
 // How the rows are judged when two bundles are compared, as `trace-inspector compare` takes it
 // from its flags: the contracts file (--contracts), the default contract (bit_exact for boundaries
-// that declare none; every boundary bit_exact is --baseline) and the map file (--map). Files are
+// that declare none; every boundary bit_exact is --baseline), the map file (--map) and the oracle
+// (--oracle: the case's fp64 oracle found beside a reference, or any bundle set here). Files are
 // picked by path, like bundles (the core reads them on its own machine; the Electron menu also has
 // File › Contracts File… and Map File… with a file dialog). What the map did is listed in full:
 // every boundary it declared unmapped, with its reason, and every entry that matched nothing.
+import { useShallow } from 'zustand/react/shallow';
 import { shortDigest } from '../../format/numbers.ts';
-import { setContractsFile, setEveryBoundaryBitExact, setMapFile } from '../../store/actions/session-actions.ts';
+import { setContractsFile, setEveryBoundaryBitExact, setMapFile, setOracleBundle } from '../../store/actions/session-actions.ts';
 import { useInspectorStore } from '../../store/inspector-store.ts';
-import { selectBusyLabel, selectComparison } from '../../store/selectors.ts';
+import { selectBusyLabel, selectComparison, selectSessionBarFields } from '../../store/selectors.ts';
 import { OpenByPath } from './OpenByPath.tsx';
 
 export function ComparisonSettings() {
   const comparison = useInspectorStore(selectComparison);
+  const { bundle, recent } = useInspectorStore(useShallow(selectSessionBarFields));
   const busy = useInspectorStore(selectBusyLabel) !== null;
   if (comparison === null) return null;
   const { contracts, contractsFile, defaultContract, mapFile, map } = comparison;
@@ -65,6 +68,23 @@ export function ComparisonSettings() {
         </button>
       ) : null}
       <OpenByPath label="map" placeholder="map file (.json)" recent={[]} disabled={busy} testId="set-map-file" onOpen={setMapFile} />
+      <span className="summary-key">oracle</span>
+      <span className="summary-line" data-testid="oracle-in-force" title={bundle?.oracleDir ?? 'none'}>
+        {bundle?.oracleDir != null ? (
+          <span>
+            {bundle.oracleDir.split('/').slice(-2).join('/')}
+            {bundle.oracleKind !== null ? <span className="tag">{bundle.oracleKind}</span> : null}
+          </span>
+        ) : (
+          <span className="muted">none</span>
+        )}
+      </span>
+      {bundle?.oracleDir != null ? (
+        <button type="button" disabled={busy} onClick={() => void setOracleBundle(null)} data-testid="clear-oracle" title="Judge against the open bundle alone">
+          clear
+        </button>
+      ) : null}
+      <OpenByPath label="oracle" placeholder="second implementation's bundle" recent={recent?.bundles ?? []} disabled={busy || bundle === null} testId="set-oracle-bundle" onOpen={setOracleBundle} />
       {map !== null && (map.unmapped.length > 0 || map.unusedEntries.length > 0) ? (
         <details className="map-report" data-testid="map-report">
           <summary>what the map left out</summary>
