@@ -11,6 +11,11 @@
 // REVIEW_REQUIRED whichever is shown). Choosing 'fp64' switches what the numbers show: the
 // table's max abs / max ULP / contract / badges and every view compare native with the fp64
 // oracle instead of the reference.
+//
+// Two bundles, no engine (engine against engine): the open bundle may be of any kind and the run
+// opened against it too; the contracts file, default contract, map file and oracle are compare's
+// flags, applied with compare's own code (session-comparison.ts), and the receipt of an opened
+// run is compare's (session-compare-receipt.ts).
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Isolation } from '../engine-host/engine-host.ts';
