@@ -3,7 +3,7 @@
 // bar — one as the bundle, the other with Open run; no engine runs. The second names its layer
 // outputs differently (a port), so its rows fail until a map file is picked in the session bar;
 // then every row passes, and the bar names the map file and what it did. Picking a contracts file
-// names it too. Every count the page shows is recomputed here from the manifests on disk.
+// names it too; the Receipt panel signs compare's receipt over both bundles and those files. Every count the page shows is recomputed here from the manifests on disk.
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
@@ -56,7 +56,7 @@ afterAll(async () => {
 });
 
 describe('two bundles in the app, no engine', () => {
-  it('opens two captures, fails the renamed boundaries until a map file is picked in the session bar, then passes every row; lists what a map leaves out', async () => {
+  it('opens two captures, fails the renamed boundaries until a map file is picked in the session bar, then passes every row and signs compare\'s receipt; lists what a map leaves out', async () => {
     const rows = entries(first).length;
     const renamed = entries(first).filter((name) => /^backbone\.l\d+\.out$/.test(name)).length;
     expect(renamed).toBeGreaterThan(0);
@@ -96,6 +96,20 @@ describe('two bundles in the app, no engine', () => {
     await expect(byTestId(page, 'contracts-in-force').textContent()).resolves.toContain('port.contracts.json');
     expect(await count(page, 'PASS')).toBe(rows);
     await screenshot(page, 'two-bundles-mapped');
+
+    // The receipt is compare's over both bundles and the files in force; it verifies here.
+    await byTestId(page, 'tab-receipt').click();
+    await expect(byTestId(page, 'receipt-what').textContent()).resolves.toContain('signs a compare of the open bundle and the opened run');
+    await byTestId(page, 'btn-export-receipt').click();
+    const exported = byTestId(page, 'receipt-export-result');
+    await exported.waitFor({ timeout: 120_000 });
+    expect(await exported.getAttribute('data-overall')).toBe('PASSED');
+    expect(await exported.textContent()).toContain('compare.dsse.json');
+    await byTestId(page, 'btn-verify-exported').click();
+    await byTestId(page, 'btn-verify-receipt').click();
+    await page.waitForSelector('[data-testid="receipt-verify-result"][data-ok="true"]', { timeout: 60_000 });
+    const checks = (await byTestId(page, 'receipt-verify-result').textContent()) ?? '';
+    for (const subject of ['first/manifest.json', 'port/manifest.json', 'port.map.json', 'port.contracts.json']) expect(checks).toContain(subject);
 
     // Declared unmapped on purpose: listed with its reason, and the reference's boundaries it covered are missing, not passed.
     const partial = join(root, 'partial.map.json');
