@@ -53,6 +53,8 @@ export type EngineInfo = z.infer<typeof EngineInfoSchema>;
 
 export const BundleInfoSchema = z.object({
   dir: z.string(),
+  /** reference (a PyTorch run), oracle-f64, or native (an engine's capture: engine against engine). */
+  kind: z.enum(['reference', 'oracle-f64', 'native']),
   caseId: z.string(),
   description: z.string(),
   precision: z.string(),
@@ -61,8 +63,9 @@ export const BundleInfoSchema = z.object({
   createdAt: z.string(),
   passCount: NonNegInt,
   boundaryCount: NonNegInt,
-  /** The fp64 oracle bundle beside it, when there is one. */
+  /** The oracle judged beside it, when there is one: the case's fp64 oracle found beside a reference bundle, or a bundle set with setOracleBundle. */
   oracleDir: z.string().nullable(),
+  oracleKind: z.enum(['reference', 'oracle-f64', 'native']).nullable(),
 });
 export type BundleInfo = z.infer<typeof BundleInfoSchema>;
 
@@ -90,11 +93,47 @@ export type SessionError = z.infer<typeof SessionErrorSchema>;
 export const BoundaryRefSchema = z.object({ pass: NonNegInt, boundary: z.string() });
 export type BoundaryRef = z.infer<typeof BoundaryRefSchema>;
 
+/**
+ * What a comparison is judged under, as `trace-inspector compare` takes it from its flags: the
+ * contracts file (--contracts), the default contract (--contract bit_exact; everyBoundary is
+ * --baseline) and the map file (--map), with what the map did to the opened run.
+ */
+export const ComparisonInfoSchema = z.object({
+  /** Where the rows' contracts come from (null: no bundle open). */
+  contracts: z
+    .object({
+      kind: z.enum(['manifest', 'file', 'default', 'all_bit_exact']),
+      file: z.string().nullable(),
+      sha256: z.string().nullable(),
+      description: z.string(),
+    })
+    .nullable(),
+  contractsFile: z.object({ path: z.string(), name: z.string(), sha256: z.string(), rules: NonNegInt }).nullable(),
+  defaultContract: z.object({ contract: z.literal('bit_exact'), everyBoundary: z.boolean() }),
+  mapFile: z.object({ path: z.string(), name: z.string(), sha256: z.string(), entries: NonNegInt }).nullable(),
+  /** What the map file did to the opened run (null: no map, or no run opened). Nothing it takes out goes unlisted. */
+  map: z
+    .object({
+      mapped: z.array(z.object({ candidate: z.string(), reference: z.string(), transform: z.string().nullable(), passes: NonNegInt })),
+      /** Declared unmapped on purpose: never compared, listed here with the file's reason. */
+      unmapped: z.array(z.object({ candidate: z.string(), reason: z.string(), passes: NonNegInt })),
+      /** Matched by no entry: kept under their own name (inReference: the reference has that name). */
+      uncovered: z.array(z.object({ candidate: z.string(), inReference: z.boolean(), passes: NonNegInt })),
+      /** Entries that matched no boundary of the run (a typo hides nothing). */
+      unusedEntries: z.array(z.string()),
+    })
+    .nullable(),
+});
+export type ComparisonInfo = z.infer<typeof ComparisonInfoSchema>;
+
 export const SessionSnapshotSchema = z.object({
   engine: EngineInfoSchema.nullable(),
   bundle: BundleInfoSchema.nullable(),
-  /** A previously captured native bundle opened for comparison instead of a live engine, or null. */
+  /** A previously captured bundle (any kind) opened for comparison instead of a live engine, or null. */
   openedRun: z.string().nullable(),
+  /** The kind of the opened run's bundle, or null. */
+  openedRunKind: BundleInfoSchema.shape.kind.nullable(),
+  comparison: ComparisonInfoSchema,
   oracle: OracleChoiceSchema,
   isolation: IsolationModeSchema,
   teacherForce: z.boolean(),
@@ -526,8 +565,24 @@ export const INSPECTOR_METHODS = {
   getSession: { request: Empty, response: SessionSnapshotSchema },
   openEngine: { request: z.object({ library: z.string().min(1) }), response: SessionSnapshotSchema },
   openBundle: { request: z.object({ dir: z.string().min(1) }), response: SessionSnapshotSchema },
-  /** Open an already captured native bundle against the open reference bundle (no engine runs). */
+  /** Open an already captured bundle (any kind, same case) against the open reference bundle (no engine runs). */
   openRun: { request: z.object({ dir: z.string().min(1) }), response: SessionSnapshotSchema },
+  /**
+   * The contracts file the rows are judged under (compare --contracts); null clears it. Validated
+   * when set (and applied to the open bundles): a bad file fails the call, naming the file and
+   * the field, and changes nothing.
+   */
+  setContractsFile: { request: z.object({ file: z.string().min(1).nullable() }).strict(), response: SessionSnapshotSchema },
+  /** The contract of boundaries the reference declares none for (compare --contract); everyBoundary: every boundary bit_exact (compare --baseline). */
+  setDefaultContract: { request: z.object({ contract: z.literal('bit_exact'), everyBoundary: z.boolean() }).strict(), response: SessionSnapshotSchema },
+  /**
+   * A second implementation judged beside the open bundle (compare --oracle): any kind, a completed
+   * run of the same case and inputs; where the run passes one and fails the other the row is
+   * REVIEW_REQUIRED. null: no oracle. Replaces the case's fp64 oracle found beside a reference.
+   */
+  setOracleBundle: { request: z.object({ dir: z.string().min(1).nullable() }).strict(), response: SessionSnapshotSchema },
+  /** The map file an opened run is lined up with (compare --map); null clears it. Validated when set, as setContractsFile. */
+  setMapFile: { request: z.object({ file: z.string().min(1).nullable() }).strict(), response: SessionSnapshotSchema },
   /** Open the embedded default: the reference engine and its default case. */
   openDefault: { request: Empty, response: SessionSnapshotSchema },
   setOracle: { request: z.object({ oracle: OracleChoiceSchema }), response: SessionSnapshotSchema },

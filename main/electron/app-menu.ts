@@ -1,4 +1,5 @@
-// The application menu: File › Open Engine…, Open Bundle…, Open Recent, Export Receipt…, Quit.
+// The application menu: File › Open Engine…, Open Bundle…, Open Run…, Open Recent, Contracts File…,
+// Map File…, Export Receipt…, Quit.
 // Every item goes through the same dispatch as the renderer's calls; failures are shown in a
 // native dialog (the renderer also lists them under the session's errors).
 import { writeFile } from 'node:fs/promises';
@@ -27,7 +28,9 @@ async function showError(context: MenuContext, action: string, message: string):
   await (window ? dialog.showMessageBox(window, options) : dialog.showMessageBox(options));
 }
 
-async function run(context: MenuContext, action: string, method: 'openEngine' | 'openBundle', request: object): Promise<void> {
+type MenuMethod = 'openEngine' | 'openBundle' | 'openRun' | 'setContractsFile' | 'setMapFile';
+
+async function run(context: MenuContext, action: string, method: MenuMethod, request: object): Promise<void> {
   const outcome = await context.dispatch(method, request);
   if (!outcome.ok) await showError(context, action, outcome.error.message);
 }
@@ -54,6 +57,32 @@ async function openBundle(context: MenuContext): Promise<void> {
   const picked = await (window ? dialog.showOpenDialog(window, options) : dialog.showOpenDialog(options));
   const dir = picked.filePaths[0];
   if (!picked.canceled && dir !== undefined) await run(context, 'open the bundle', 'openBundle', { dir });
+}
+
+async function openRun(context: MenuContext): Promise<void> {
+  const window = context.window();
+  const options: OpenDialogOptions = { title: 'Open Run (a captured bundle to compare with the open bundle)', properties: ['openDirectory'] };
+  const picked = await (window ? dialog.showOpenDialog(window, options) : dialog.showOpenDialog(options));
+  const dir = picked.filePaths[0];
+  if (!picked.canceled && dir !== undefined) await run(context, 'open the run', 'openRun', { dir });
+}
+
+/** Contracts File… / Map File…: the file the session judges two bundles with (compare's --contracts / --map). */
+async function pickComparisonFile(context: MenuContext, what: 'contracts' | 'map'): Promise<void> {
+  const window = context.window();
+  const options: OpenDialogOptions = {
+    title: what === 'contracts' ? 'Contracts File' : 'Map File',
+    properties: ['openFile'],
+    filters: [
+      { name: what === 'contracts' ? 'Contracts file' : 'Map file', extensions: ['json'] },
+      { name: 'All files', extensions: ['*'] },
+    ],
+  };
+  const picked = await (window ? dialog.showOpenDialog(window, options) : dialog.showOpenDialog(options));
+  const file = picked.filePaths[0];
+  if (picked.canceled || file === undefined) return;
+  if (what === 'contracts') await run(context, 'set the contracts file', 'setContractsFile', { file });
+  else await run(context, 'set the map file', 'setMapFile', { file });
 }
 
 async function exportReceipt(context: MenuContext): Promise<void> {
@@ -104,7 +133,11 @@ export function installAppMenu(context: MenuContext, recent: RecentItems): void 
     submenu: [
       { label: 'Open Engine…', accelerator: MENU_ACCELERATORS.openEngine, click: () => void openEngine(context) },
       { label: 'Open Bundle…', accelerator: MENU_ACCELERATORS.openBundle, click: () => void openBundle(context) },
+      { label: 'Open Run…', click: () => void openRun(context) },
       { label: 'Open Recent', submenu: recentSubmenu(context, recent) },
+      { type: 'separator' },
+      { label: 'Contracts File…', click: () => void pickComparisonFile(context, 'contracts') },
+      { label: 'Map File…', click: () => void pickComparisonFile(context, 'map') },
       { type: 'separator' },
       { label: 'Export Receipt…', accelerator: MENU_ACCELERATORS.exportReceipt, click: () => void exportReceipt(context) },
       { type: 'separator' },

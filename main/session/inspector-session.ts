@@ -11,7 +11,13 @@
 // REVIEW_REQUIRED whichever is shown). Choosing 'fp64' switches what the numbers show: the
 // table's max abs / max ULP / contract / badges and every view compare native with the fp64
 // oracle instead of the reference.
-import { join } from 'node:path';
+//
+// Two bundles, no engine (engine against engine): the open bundle may be of any kind and the run
+// opened against it too; the contracts file, default contract, map file and oracle are compare's
+// flags, applied with compare's own code (session-comparison.ts), and the receipt of an opened
+// run is compare's (session-compare-receipt.ts).
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { Isolation } from '../engine-host/engine-host.ts';
 import {
   InspectorCallError,
@@ -40,7 +46,13 @@ import { rowsReply } from './rows-encoding.ts';
 import { RowsLog } from './rows-log.ts';
 import { buildRows, firstDivergenceIndex, hasDivergence } from './session-rows.ts';
 import { allVerdicts, buildSnapshot, passVerdicts, verdictsFrom } from './session-state.ts';
-import { openReference, probeEngine, type OpenedEngine, type OpenedReference } from './session-sources.ts';
+import { openReference, probeEngine, withOracle, withoutOracle, withSettings, type OpenedEngine, type OpenedReference } from './session-sources.ts';
+import { noComparisonSettings, type ComparisonSettings } from './session-comparison.ts';
+import { exportComparisonReceipt } from './session-compare-receipt.ts';
+import { MANIFEST_FILE_NAME } from '../core/bundle/manifest-schema.ts';
+import { loadBoundaryMap } from '../core/compare/boundary-map.ts';
+import { loadContractsFile } from '../core/compare/contracts-file.ts';
+import { describeSource } from '../core/compare/reference-contracts.ts';
 import { sessionViews, type ViewSides } from './session-views.ts';
 
 export { dispatchCall, runCall, type DispatchResult } from './dispatch-call.ts';
@@ -81,6 +93,8 @@ export class InspectorSession {
   private isolation: Isolation = 'process';
   private teacherForce = false;
   private engineOptions: Record<string, string> = {};
+  /** Contracts file, default contract and map file (compare's flags), applied to what is open. */
+  private comparison: ComparisonSettings = noComparisonSettings();
   private layerIsolation: LayerIsolation = LAYER_ISOLATION_NOT_RUN;
   private readonly rowsLog = new RowsLog();
   /** The rows as last built: appended to when only appends happened since (session-rows.ts). */
@@ -133,7 +147,7 @@ export class InspectorSession {
     await this.judges.close();
     const reference = this.reference;
     this.reference = null;
-    if (reference !== null) await Promise.all([reference.bundle.close(), reference.oracle?.close()]);
+    if (reference !== null) await Promise.all([reference.raw.close(), reference.rawOracle?.close()]);
     const retired = this.retired.splice(0);
     await Promise.all(retired.map((bundle) => bundle.close()));
     this.listeners.clear();
@@ -155,6 +169,7 @@ export class InspectorSession {
       errors: this.errors.list(),
       recent: this.recent.list(),
       workDir: this.workDir,
+      comparison: this.comparison,
     });
   }
 
@@ -265,8 +280,8 @@ export class InspectorSession {
     const previous = this.reference;
     this.reference = reference;
     if (previous !== null) {
-      this.retire(previous.bundle);
-      if (previous.oracle !== null) this.retire(previous.oracle);
+      this.retire(previous.raw);
+      if (previous.rawOracle !== null) this.retire(previous.rawOracle);
     }
     this.layerIsolation = LAYER_ISOLATION_NOT_RUN;
     this.rememberRecent('bundles', reference.dir);
@@ -283,7 +298,7 @@ export class InspectorSession {
     const defaults = embeddedDefaults();
     // Both are opened before either is committed: a failure changes nothing.
     const engine = await probeEngine(defaults.engineLibrary);
-    const reference = await openReference(join(defaults.bundlesDir, defaults.defaultCase, 'reference'), this.openers.bundle);
+    const reference = await openReference(join(defaults.bundlesDir, defaults.defaultCase, 'reference'), this.comparison, this.openers.bundle);
     await this.commitEngine(engine);
     await this.commitReference(reference);
   }
@@ -291,6 +306,12 @@ export class InspectorSession {
   private async startRun(): Promise<void> {
     const engine = this.requireEngine('start a run');
     const reference = this.requireReference('start a run');
+    if (this.comparison.map !== null) {
+      throw callError(
+        CALL_CODES.state,
+        `cannot start a run while map file ${this.comparison.map.path} is set: a map lines up a bundle opened with Open run; a live engine is judged under its own boundary names (clear the map file first)`,
+      );
+    }
     await this.runs.startLive(engine, reference, {
       isolation: this.isolation,
       teacherForce: this.teacherForce,
@@ -323,6 +344,53 @@ export class InspectorSession {
     }
   }
 
+  /**
+   * Makes `next` the session's comparison settings: the open reference is seen under its
+   * contracts and an opened run (or a finished live run's bundle) is opened again through its
+   * map and judged anew — all prepared before anything is replaced, so a contracts rule or a map
+   * entry that cannot apply to these bundles fails the call and changes nothing.
+   */
+  private async applyComparison(next: ComparisonSettings): Promise<void> {
+    this.requireNoRunInProgress('change the contracts or the map file');
+    const current = this.reference;
+    if (current === null) {
+      this.comparison = next;
+      return;
+    }
+    await this.judgeAgain(await withSettings(current, next), next);
+  }
+
+  /** Sets (or, with null, removes) the oracle judged beside the open bundle, and judges the run again. */
+  private async setOracleBundle(dir: string | null): Promise<void> {
+    this.requireNoRunInProgress('change the oracle');
+    const current = this.requireReference('set an oracle');
+    const next = dir === null ? await withoutOracle(current, this.comparison) : await withOracle(dir, current, this.comparison, this.openers.bundle);
+    try {
+      await this.judgeAgain(next, this.comparison);
+    } catch (error) {
+      if (next.rawOracle !== null && next.rawOracle !== current.rawOracle) await next.rawOracle.close();
+      throw error;
+    }
+    if (current.rawOracle !== null && current.rawOracle !== next.rawOracle) this.retire(current.rawOracle);
+    if (next.oracle === null && this.oracle === 'fp64') this.oracle = 'reference';
+  }
+
+  /**
+   * Makes `reference` (the same bundles under other settings, or another oracle) the session's,
+   * with the run judged again under it: an opened run, or a finished live run's bundle, is opened
+   * again (through the map of `comparison`); a run that left no bundle is cleared. The run is
+   * prepared before anything is replaced, so a failure changes nothing.
+   */
+  private async judgeAgain(reference: OpenedReference, comparison: ComparisonSettings): Promise<void> {
+    const { run } = this.runs;
+    const rejudge = run.nativeDir !== null && (run.source === 'opened' || existsSync(join(run.nativeDir, MANIFEST_FILE_NAME)));
+    if (rejudge && run.nativeDir !== null) await this.runs.openRun(run.nativeDir, reference, this.engine, comparison.map);
+    else if (run.source !== 'none') await this.runs.clear('the comparison settings changed');
+    this.reference = reference;
+    this.comparison = comparison;
+    this.rowsLog.record('full', this.rowCount());
+  }
+
   // ---- reading -----------------------------------------------------------------------------
 
   /** Runs a getter that reads bundles; bundles retired meanwhile stay open until it is done. */
@@ -344,7 +412,7 @@ export class InspectorSession {
 
   private flushRetired(): void {
     if (this.readers > 0 || this.retired.length === 0) return;
-    const current = new Set([this.reference?.bundle, this.reference?.oracle, this.runs.run.native]);
+    const current = new Set([this.reference?.raw, this.reference?.rawOracle, this.runs.run.native]);
     const closing = this.retired.filter((bundle) => !current.has(bundle));
     this.retired = this.retired.filter((bundle) => current.has(bundle));
     for (const bundle of closing) void bundle.close().catch(() => undefined);
@@ -415,18 +483,31 @@ export class InspectorSession {
         }),
       openBundle: ({ dir }) =>
         this.operate('open bundle', 'open bundle', async () => {
-          await this.commitReference(await openReference(dir, this.openers.bundle));
+          await this.commitReference(await openReference(dir, this.comparison, this.openers.bundle));
         }),
       openRun: ({ dir }) =>
         this.operate('open run', 'open run', async () => {
           const reference = this.requireReference('open a run');
-          await this.runs.openRun(dir, reference, this.engine);
+          await this.runs.openRun(dir, reference, this.engine, this.comparison.map);
           this.rememberRecent('bundles', dir);
         }),
       openDefault: () => this.operate('open default', 'open default', () => this.openDefault()),
+      setContractsFile: ({ file }) =>
+        this.operate('set contracts file', 'set contracts file', async () => {
+          const contractsFile = file === null ? null : await loadContractsFile(resolve(file));
+          await this.applyComparison({ ...this.comparison, contractsFile });
+        }),
+      setDefaultContract: ({ everyBoundary }) =>
+        this.operate('set default contract', 'set default contract', () => this.applyComparison({ ...this.comparison, everyBoundary })),
+      setOracleBundle: ({ dir }) => this.operate('set oracle bundle', 'set oracle bundle', () => this.setOracleBundle(dir)),
+      setMapFile: ({ file }) =>
+        this.operate('set map file', 'set map file', async () => {
+          const map = file === null ? null : await loadBoundaryMap(resolve(file));
+          await this.applyComparison({ ...this.comparison, map });
+        }),
       setOracle: async ({ oracle }) => {
         if (oracle === 'fp64' && this.reference !== null && this.reference.oracle === null) {
-          throw callError(CALL_CODES.state, `case ${this.reference.info.caseId} has no fp64 oracle bundle (${this.reference.dir}/../oracle-f64)`);
+          throw callError(CALL_CODES.state, `case ${this.reference.info.caseId} has no oracle bundle (${this.reference.dir}/../oracle-f64, or one set with setOracleBundle)`);
         }
         return this.change(() => {
           if (this.oracle === oracle) return;
@@ -535,8 +616,23 @@ export class InspectorSession {
         // Assigned inside the locked operation (a holder: TypeScript does not follow closures).
         const exported: { receipt: ReceiptExport | null } = { receipt: null };
         await this.operate('export receipt', 'export receipt', async () => {
+          const { run } = this.runs;
+          if (run.source === 'opened' && run.nativeDir !== null) {
+            // Two bundles, no engine: the receipt is compare's, over both bundles.
+            const reference = this.requireReference('export a receipt');
+            exported.receipt = await exportComparisonReceipt({
+              referenceDir: reference.dir,
+              candidateDir: run.nativeDir,
+              oracleDir: reference.oracleDir,
+              settings: this.comparison,
+              workDir: this.workDir,
+              keyPath,
+            });
+            return;
+          }
           const { library, reference } = this.engineRunInputs('export a receipt');
           exported.receipt = await exportSessionReceipt({
+            referenceContracts: reference.contractSource === null ? null : describeSource(reference.contractSource),
             library,
             referenceDir: reference.dir,
             oracleDir: reference.oracleDir,

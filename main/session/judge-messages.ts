@@ -11,6 +11,8 @@ import type { EngineDescription } from '../engine-host/engine-description.ts';
 import type { BundleErrorCode } from '../core/bundle/errors.ts';
 import type { BoundaryEntry, BundleManifest, Contract, PassEntry } from '../core/bundle/manifest-schema.ts';
 import type { RunStop } from '../core/gate/case-verdicts.ts';
+import type { BoundaryMap } from '../core/compare/boundary-map.ts';
+import type { ContractSource } from '../core/compare/contracts-file.ts';
 import { VERDICTS, type AudioStreamJudgement, type BoundaryVerdict, type ComparisonRecord, type LedgerEntry } from '../core/gate/gate-types.ts';
 
 /**
@@ -59,6 +61,13 @@ export interface JudgeJob {
   readonly ledger: readonly LedgerEntry[];
   readonly stop: RunStop | null;
   readonly nativeUnreadable: string | null;
+  /**
+   * How the session sees the bundles, which the worker opens raw and sees the same way with
+   * compare's own code: the reference and the oracle under their contract sources (withContracts;
+   * null: the manifest's own), the native run through a map file (applyBoundaryMap). All plain
+   * data (a map's name patterns are RegExps, which structured clone keeps).
+   */
+  readonly views: { readonly reference: ContractSource | null; readonly oracle: ContractSource | null; readonly map: BoundaryMap | null };
 }
 
 /** Where a bundle is: enough for a worker to open it. */

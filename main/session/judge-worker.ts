@@ -14,6 +14,8 @@ import { BundleError } from '../core/bundle/errors.ts';
 import { openCaptureInProgress } from '../core/bundle/capture-in-progress.ts';
 import { judgeAudioStreams } from '../core/gate/audio-stream-verdicts.ts';
 import { judgeCase } from '../core/gate/case-verdicts.ts';
+import { withContracts } from '../core/compare/contracted-bundle.ts';
+import { applyBoundaryMap } from '../core/compare/mapped-bundle.ts';
 import { MANIFEST_FILE_NAME, type BundleManifest, type Contract } from '../core/bundle/manifest-schema.ts';
 import { MANIFEST_PART_ROWS, sessionVerdict, type BundlePlace, type BundleRef, type FromWorker, type JudgeJob, type ManifestFailed, type ManifestPart, type ToWorker } from './judge-messages.ts';
 
@@ -131,6 +133,27 @@ function manifestFailure(requestId: number, error: unknown): ManifestFailed {
 interface Current {
   jobId: number;
   job: JudgeJob;
+  /** The job's bundles as the session sees them (judge-messages.ts JudgeJob.views), made once per job. */
+  sides?: Promise<Sides>;
+}
+
+interface Sides {
+  reference: TraceBundle;
+  oracle: TraceBundle | null;
+  native: TraceBundle | null;
+}
+
+/** The raw bundles under the job's views: the same contracts and map the session judges under. */
+async function sidesOf(job: JudgeJob): Promise<Sides> {
+  const [rawReference, rawOracle, rawNative] = await Promise.all([
+    bundleOf(job.reference),
+    job.oracle === null ? null : bundleOf(job.oracle),
+    job.native === null ? null : bundleOf(job.native),
+  ]);
+  const reference = await withContracts(rawReference, job.views.reference);
+  const oracle = rawOracle === null ? null : await withContracts(rawOracle, job.views.oracle);
+  const native = rawNative === null || job.views.map === null ? rawNative : applyBoundaryMap(rawNative, job.views.map, reference).bundle;
+  return { reference, oracle, native };
 }
 let current: Current | null = null;
 
@@ -155,11 +178,8 @@ async function handle(message: ToWorker): Promise<FromWorker | null> {
   }
   if (current === null || current.jobId !== message.jobId) throw new Error(`job ${message.jobId} was never begun on this worker`);
   const { job } = current;
-  const [reference, oracle, native] = await Promise.all([
-    bundleOf(job.reference),
-    job.oracle === null ? null : bundleOf(job.oracle),
-    job.native === null ? null : bundleOf(job.native),
-  ]);
+  current.sides ??= sidesOf(job);
+  const { reference, oracle, native } = await current.sides;
   if (message.type === 'slice') {
     const contracts: Record<string, Contract> = {};
     const judged = await judgeCase({

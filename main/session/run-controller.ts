@@ -18,6 +18,8 @@ import { createOutputFolder } from '../core/io/output-folder.ts';
 import type { RunStop } from '../core/gate/case-verdicts.ts';
 import type { Contract } from '../core/bundle/manifest-schema.ts';
 import type { SessionVerdict } from './judge-messages.ts';
+import type { BoundaryMap } from '../core/compare/boundary-map.ts';
+import { applyBoundaryMap } from '../core/compare/mapped-bundle.ts';
 import { LiveRun, type PassStep } from './live-capture.ts';
 import type { RowsChange } from './rows-log.ts';
 import { CALL_CODES, callError, type SessionErrorLog } from './session-errors.ts';
@@ -26,7 +28,7 @@ import { JudgeFailure, type JudgePool } from './judge-pool.ts';
 import { catalogueFromReference, describeStop, judgePasses, type JudgeContext, type NativeSide } from './session-judge.ts';
 import { hasDivergence } from './session-rows.ts';
 import { emptyRun, type PassState, type RunRecord, type RunStatus } from './session-state.ts';
-import { openNativeRun, type OpenedEngine, type OpenedReference } from './session-sources.ts';
+import { openCandidateRun, type OpenedEngine, type OpenedReference } from './session-sources.ts';
 
 export interface RunSettings {
   isolation: Isolation;
@@ -190,44 +192,61 @@ export class RunController {
     }
   }
 
-  private judgeContext(reference: OpenedReference, description: OpenedEngine['description']): JudgeContext {
+  private judgeContext(reference: OpenedReference, description: OpenedEngine['description'], contracts: Record<string, Contract> = this.contracts): JudgeContext {
     return {
       caseId: reference.bundle.manifest.case.id,
       reference: reference.bundle,
       oracle: reference.oracle,
+      referenceContracts: reference.contractSource,
+      oracleContracts: reference.oracleContractSource,
       description,
       ledger: reference.ledger,
-      contracts: this.contracts,
+      contracts,
     };
   }
 
   /**
-   * Opens a captured native bundle and judges every pass it holds against the reference. The
-   * engine's catalogue is used when the open engine is the one that made the run (same library
-   * sha256); otherwise the reference's (session-judge.ts catalogueFromReference). The rows of each
-   * judged slice are appended (and a snapshot sent) while later slices are still being judged; a
-   * judgement that fails as a whole leaves no run open and says why.
+   * Opens a captured bundle (any kind) and judges every pass it holds against the reference,
+   * through `map` when one is set (compare's applyBoundaryMap: renamed, reshaped, boundaries
+   * declared unmapped taken out and reported). The engine's catalogue is used when the open
+   * engine is the one that made the run (same library sha256) and no map renames its boundaries;
+   * otherwise the reference's (session-judge.ts catalogueFromReference). The bundle is opened and
+   * mapped before the current run is replaced, so a bad bundle or map file changes nothing; then
+   * the rows of each judged slice are appended (and a snapshot sent) while later slices are still
+   * being judged on the judging workers; a judgement that fails as a whole leaves no run open and
+   * says why.
    */
-  async openRun(dir: string, reference: OpenedReference, engine: OpenedEngine | null): Promise<void> {
+  async openRun(dir: string, reference: OpenedReference, engine: OpenedEngine | null, map: BoundaryMap | null): Promise<void> {
     // The judging workers read the run's manifest while this thread verifies the bundle.
     this.hooks.pool.prepare([{ kind: 'bundle', dir: resolve(dir) }]);
-    const native = await openNativeRun(dir, reference.bundle, this.hooks.open.bundle);
+    const raw = await openCandidateRun(dir, reference, this.hooks.open.bundle);
+    let mapped: ReturnType<typeof applyBoundaryMap> | null;
+    try {
+      mapped = map === null ? null : applyBoundaryMap(raw, map, reference.bundle);
+    } catch (error) {
+      await raw.close();
+      throw error;
+    }
+    const native = mapped?.bundle ?? raw;
+    const mapReport = mapped?.report ?? null;
     await this.clear('a captured run was opened');
-    const { manifest } = native;
+    const { manifest } = raw;
     const madeBy = manifest.provenance.runtime['engine_library_sha256'];
-    const description = engine !== null && engine.info.sha256 === madeBy ? engine.description : catalogueFromReference(reference.bundle);
+    // An engine's own catalogue names its own boundaries: through a map they carry the reference's.
+    const description = map === null && engine !== null && engine.info.sha256 === madeBy ? engine.description : catalogueFromReference(reference.bundle);
     const passes = native.passes.map((pass) => pass.index);
     const last = native.passes.at(-1);
     const outcome = manifest.run ?? { status: 'completed' as const, message: '', last_pass: last?.index ?? null, last_boundary: null };
     const failed = outcome.status !== 'completed' && outcome.status !== 'aborted' && last !== undefined;
     const stop: RunStop | null = failed ? { pass: last.index, description: describeStop(outcome.status, last.index, last.kind, outcome.last_boundary, outcome.message) } : null;
-    const run: RunRecord = { ...emptyRun(), source: 'opened', nativeDir: native.dir, native, passesRun: passes, status: 'running', message: `judging ${native.dir}: 0 of ${passes.length} passes` };
+    const run: RunRecord = { ...emptyRun(), source: 'opened', nativeDir: native.dir, native, passesRun: passes, mapReport, status: 'running', message: `judging ${native.dir}: 0 of ${passes.length} passes` };
     this.run = run;
     for (const pass of passes) run.passStates.set(pass, 'pending');
+    for (const warning of mapReport?.unusedEntries ?? []) this.hooks.errors.add('map file', warning);
     let judgedPasses = 0;
     let judged: Awaited<ReturnType<typeof judgePasses>>;
     try {
-      judged = await judgePasses(this.hooks.pool, this.judgeContext(reference, description), { bundle: native, kind: 'bundle' }, passes, stop, null, [], (slice) => {
+      judged = await judgePasses(this.hooks.pool, this.judgeContext(reference, description), { bundle: native, kind: 'bundle', map }, passes, stop, null, [], (slice) => {
         if (this.run !== run) return;
         for (const pass of slice.passes) {
           run.verdicts.set(pass, slice.verdicts.filter((verdict) => verdict.pass === pass));

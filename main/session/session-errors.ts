@@ -24,7 +24,7 @@ export const CALL_CODES = {
   state: 'E_STATE',
   /** The engine library cannot be loaded, or refused what it was given. */
   engine: 'E_ENGINE',
-  /** A bundle (or its ledger) failed validation or could not be read. */
+  /** A bundle (or its ledger, or a contracts or map file) failed validation or could not be read. */
   bundle: 'E_BUNDLE',
   /** The core produced a response its own schema rejects (a bug, reported rather than sent). */
   response: 'E_RESPONSE',
@@ -50,10 +50,14 @@ export function codeOf(error: unknown): string {
   if (error instanceof ReceiptError || error instanceof GuardedReadError) return CALL_CODES.request;
   if (error instanceof OutputFolderError) return CALL_CODES.state;
   if (error instanceof EngineLoadError || error instanceof EngineCallError) return CALL_CODES.engine;
-  // Bad input met by a core call: an option or input the engine refused is the engine's answer;
-  // anything else (a contracts or map file, a teacher-forced boundary with nothing to force) is
-  // a request for what cannot be done.
-  if (error instanceof InputError) return error.cause instanceof EngineCallError ? CALL_CODES.engine : CALL_CODES.request;
+  // Bad input met by a core call: an option or input the engine refused is the engine's answer; a
+  // file that failed validation (a contracts or map file: compare's evidence inputs, named with
+  // the field) is like a bundle that did; anything else (a teacher-forced boundary with nothing
+  // to force) is a request for what cannot be done.
+  if (error instanceof InputError) {
+    if (error.cause instanceof EngineCallError) return CALL_CODES.engine;
+    return error.file !== null ? CALL_CODES.bundle : CALL_CODES.request;
+  }
   if (error instanceof EngineHostDeadError || error instanceof EngineHostError) return CALL_CODES.engine;
   return CALL_CODES.internal;
 }

@@ -14,12 +14,18 @@ import { applyAudioStream } from '../core/gate/audio-stream-verdicts.ts';
 import type { RunStop } from '../core/gate/case-verdicts.ts';
 import { emptyCounts, type LedgerEntry } from '../core/gate/gate-types.ts';
 import type { BundleRef, SessionVerdict } from './judge-messages.ts';
+import type { BoundaryMap } from '../core/compare/boundary-map.ts';
+import type { ContractSource } from '../core/compare/contracts-file.ts';
 import type { JudgePool, JudgedSlice } from './judge-pool.ts';
 
 export interface JudgeContext {
   caseId: string;
+  /** The reference and oracle as judged: the bundles opened, under the session's contract sources below. */
   reference: TraceBundle;
   oracle: TraceBundle | null;
+  /** The contract sources the views above apply (null: the manifest's own), applied again by the workers. */
+  referenceContracts: ContractSource | null;
+  oracleContracts: ContractSource | null;
   description: EngineDescription;
   ledger: readonly LedgerEntry[];
   /** Filled in as comparisons are made (rows look contracts up here). */
@@ -30,6 +36,8 @@ export interface JudgeContext {
 export interface NativeSide {
   bundle: TraceBundle;
   kind: BundleRef['kind'];
+  /** The map file `bundle` is seen through (an opened run of a port), applied again by the workers. */
+  map?: BoundaryMap | null;
 }
 
 /** A bundle as a worker opens it: its folder and the file list the session verified. */
@@ -107,6 +115,7 @@ export async function judgePasses(
       reference: bundleRef(context.reference),
       oracle: context.oracle === null ? null : bundleRef(context.oracle),
       native: native === null ? null : bundleRef(native.bundle, native.kind),
+      views: { reference: context.referenceContracts, oracle: context.oracleContracts, map: native?.map ?? null },
       description: context.description,
       ledger: context.ledger,
       stop,

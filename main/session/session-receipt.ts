@@ -5,7 +5,7 @@
 // own rows. Verifying a receipt text lives in session-receipt-verify.ts.
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { mkdtemp, readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import type { ReceiptExport } from '../../protocol/inspector-api.ts';
 import { GATE_RECEIPT_FILE_NAME, writeGateReceipt } from '../core/gate/gate-receipt.ts';
 import { runGate } from '../core/gate/gate-run.ts';
@@ -13,6 +13,7 @@ import type { GateResult } from '../core/gate/gate-types.ts';
 import { defaultUserKey, loadPrivateKey } from '../core/receipt/keys.ts';
 import { rememberSubjectFiles } from './session-subject-files.ts';
 import { createOutputFolder } from '../core/io/output-folder.ts';
+import type { SuppliedContracts } from '../core/compare/reference-contracts.ts';
 
 export { verifyReceiptText } from './session-receipt-verify.ts';
 
@@ -27,12 +28,14 @@ export interface ReceiptExportInput {
   workDir: string;
   /** An Ed25519 private key (PKCS#8 PEM); null: the per-user default key (created on first use). */
   keyPath: string | null;
+  /** Contracts the session judges the reference under (its contracts file or default contract), or null: the manifest's own. */
+  referenceContracts?: SuppliedContracts | null;
 }
 
 /** The gate's per-call watchdog (its CLI default, --timeout 60). */
 const PASS_TIMEOUT_MS = 60_000;
 
-function signingKey(keyPath: string | null): KeyObject {
+export function signingKey(keyPath: string | null): KeyObject {
   // TRACE_INSPECTOR_CONFIG_DIR (keys.ts) moves the default key, so tests never touch ~/.config.
   return keyPath === null ? defaultUserKey(process.env).privateKey : loadPrivateKey(resolve(keyPath));
 }
@@ -45,6 +48,8 @@ function subjectFiles(result: GateResult): [string, string][] {
     if (item.weights !== null) files.push([item.weights.subjectName, item.weights.path]);
     if (item.oracle !== null) files.push([item.oracle.subjectName, item.oracle.manifestPath]);
   }
+  const supplied = result.options.referenceContracts;
+  if (supplied?.file != null) files.push([basename(supplied.file), supplied.file]);
   return files;
 }
 
@@ -64,6 +69,7 @@ export async function exportSessionReceipt(input: ReceiptExportInput): Promise<R
     isolate: false,
     workDir: join(dir, 'gate'),
     ledgerFile: null,
+    referenceContracts: input.referenceContracts ?? null,
     command: 'trace-inspector app: export receipt',
   });
   const file = join(dir, GATE_RECEIPT_FILE_NAME);

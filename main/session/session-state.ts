@@ -6,7 +6,9 @@ import type { BoundaryRef, OracleChoice, SessionError, SessionSnapshot, Timeline
 import type { TraceBundle } from '../core/bundle/bundle-reader.ts';
 import { emptyCounts, VERDICTS, type VerdictCounts } from '../core/gate/gate-types.ts';
 import type { SessionVerdict } from './judge-messages.ts';
+import type { MapReport } from '../core/compare/mapped-bundle.ts';
 import type { LiveRun } from './live-capture.ts';
+import { comparisonInfo, type ComparisonSettings } from './session-comparison.ts';
 import { countVerdicts, firstDivergenceOf } from './session-rows.ts';
 import type { OpenedEngine, OpenedReference } from './session-sources.ts';
 
@@ -28,10 +30,12 @@ export interface RunRecord {
   passesRun: number[];
   status: RunStatus;
   message: string;
+  /** An opened run seen through the session's map file: what the map did (mapped-bundle.ts). */
+  mapReport: MapReport | null;
 }
 
 export function emptyRun(): RunRecord {
-  return { source: 'none', live: null, nativeDir: null, native: null, verdicts: new Map(), passStates: new Map(), passesRun: [], status: 'idle', message: '' };
+  return { source: 'none', live: null, nativeDir: null, native: null, verdicts: new Map(), passStates: new Map(), passesRun: [], status: 'idle', message: '', mapReport: null };
 }
 
 /** Every verdict of the run in execution order (pass, then catalogue order). */
@@ -69,6 +73,7 @@ export interface SnapshotSource {
   errors: SessionError[];
   recent: { engines: string[]; bundles: string[] };
   workDir: string;
+  comparison: ComparisonSettings;
 }
 
 function nextPassOf(source: SnapshotSource): number | null {
@@ -105,6 +110,8 @@ export function buildSnapshot(source: SnapshotSource): SessionSnapshot {
     engine: source.engine === null ? null : { ...source.engine.info },
     bundle: reference === null ? null : { ...reference.info },
     openedRun: run.source === 'opened' ? run.nativeDir : null,
+    openedRunKind: run.source === 'opened' && run.native !== null ? run.native.manifest.kind : null,
+    comparison: comparisonInfo(source.comparison, reference?.contracts ?? null, run.mapReport),
     oracle: source.oracle,
     isolation: source.isolation,
     teacherForce: source.teacherForce,

@@ -1,6 +1,6 @@
 // Issue 10, classes 1-2 in serve mode, against the real `trace-inspector serve` over its
 // WebSocket: every API method that takes a path (exportReceipt keyPath, openBundle, openRun,
-// openEngine) and a bundle whose weights_file is special, each fed a character device, a FIFO,
+// setOracleBundle, setContractsFile, setMapFile, openEngine) and a bundle whose weights_file is special, each fed a character device, a FIFO,
 // a folder, a symlink and an oversized file. Each must be an error reply naming the file, never
 // an internal error, a dead server or a wedged session: after every refusal the server answers
 // getSession, and at the end the embedded default still runs a prefill.
@@ -91,7 +91,19 @@ describe('serve mode: every API path refuses special files and the session stays
     }
   }, 180_000);
 
-  for (const method of ['openBundle', 'openRun'] as const) {
+  // The comparison files (compare's --contracts / --map), read as JSON under a 16 MiB cap.
+  for (const method of ['setContractsFile', 'setMapFile'] as const) {
+    it(`${method} file`, async () => {
+      for (const variant of VARIANTS) {
+        const path = userNamedVariant(targets, variant, tempDir(`${method}-${variant}`), 16 * 1024 * 1024);
+        if (path === null) continue;
+        expectRefusal(await call(method, { file: path }), `${method} ${variant}`, [path]);
+        await expectServerUsable(`${method} ${variant}`);
+      }
+    }, 180_000);
+  }
+
+  for (const method of ['openBundle', 'openRun', 'setOracleBundle'] as const) {
     it(`${method}: manifest.json`, async () => {
       for (const variant of VARIANTS) {
         const bundle = copyBundle(join(tempDir(`${method}-${variant}`), 'bundle'));

@@ -41,6 +41,8 @@ export function snapshot(teacherForce: boolean): SessionSnapshot {
     engine: null,
     bundle: null,
     openedRun: null,
+    openedRunKind: null,
+    comparison: { contracts: null, contractsFile: null, defaultContract: { contract: 'bit_exact', everyBoundary: false }, mapFile: null, map: null },
     oracle: 'reference',
     isolation: 'process',
     teacherForce,

@@ -21,7 +21,7 @@ describe('audio streams judged step by step', () => {
     const { referenceDir, nativeDir } = writeDriftingDelayCase(tempDir('session-audio-stream'));
     const [reference, native] = await Promise.all([openBundle(referenceDir), openBundle(nativeDir)]);
     try {
-      const context = (): JudgeContext => ({ caseId: 'pcm', reference, oracle: null, description: PCM_DESCRIPTION, ledger: [], contracts: {} });
+      const context = (): JudgeContext => ({ caseId: 'pcm', reference, oracle: null, description: PCM_DESCRIPTION, ledger: [], contracts: {}, referenceContracts: null, oracleContracts: null });
 
       const side = { bundle: native, kind: 'bundle' as const };
       const first = (await judgePasses(pool, context(), side, [0], null)).byPass.get(0) ?? [];

@@ -44,10 +44,13 @@ async function gateLines(): Promise<string[]> {
   return whole.verdicts.map((verdict) => `${verdict.pass}:${verdict.boundary} ${verdict.verdict} ${String(verdict.kind)} ${String(verdict.reference?.structural === null ? verdict.reference.maxAbs : null)} ${verdict.reason}`);
 }
 
+/** The session's own view of every bundle: the manifests' contracts, no map. */
+const NO_VIEWS = { reference: null, oracle: null, map: null };
+
 const rowLine = (row: BoundaryRow): string => `${row.id} ${row.verdict} ${String(row.kind)} ${String(row.maxAbs === null ? null : Number(row.maxAbs))} ${row.reason}`;
 
 describe('the judging pool', () => {
-  const context = (): JudgeContext => ({ caseId: 'judging', reference, oracle: null, description: catalogueFromReference(reference), ledger: [], contracts: {} });
+  const context = (): JudgeContext => ({ caseId: 'judging', reference, oracle: null, description: catalogueFromReference(reference), ledger: [], contracts: {}, referenceContracts: null, oracleContracts: null });
 
   it('judges every slice on a worker thread and hands the slices over in pass order; the verdicts are the gate\'s', async () => {
     const slices: JudgedSlice[] = [];
@@ -66,7 +69,7 @@ describe('the judging pool', () => {
     const forged = bundleRef(native);
     const files = forged.files.map((file, i) => (i === 1 ? { ...file, sha256: '0'.repeat(64) } : file));
     const failure = await pool
-      .judge({ job: { caseId: 'judging', reference: bundleRef(reference), oracle: null, native: { ...forged, files }, description: catalogueFromReference(reference), ledger: [], stop: null, nativeUnreadable: null }, slices: [[0]], onSlice: () => undefined, audioRows: () => null })
+      .judge({ job: { caseId: 'judging', reference: bundleRef(reference), oracle: null, native: { ...forged, files }, description: catalogueFromReference(reference), ledger: [], stop: null, nativeUnreadable: null, views: NO_VIEWS }, slices: [[0]], onSlice: () => undefined, audioRows: () => null })
       .then(
         () => null,
         (error: unknown) => error,
@@ -81,7 +84,7 @@ describe('the judging pool', () => {
   it('a folder that holds no bundle fails the job with the reader\'s error naming the file', async () => {
     const missing = { ...bundleRef(native), dir: `${pair.nativeDir}-gone` };
     const failure = await pool
-      .judge({ job: { caseId: 'judging', reference: bundleRef(reference), oracle: null, native: missing, description: catalogueFromReference(reference), ledger: [], stop: null, nativeUnreadable: null }, slices: [[0]], onSlice: () => undefined, audioRows: () => null })
+      .judge({ job: { caseId: 'judging', reference: bundleRef(reference), oracle: null, native: missing, description: catalogueFromReference(reference), ledger: [], stop: null, nativeUnreadable: null, views: NO_VIEWS }, slices: [[0]], onSlice: () => undefined, audioRows: () => null })
       .then(
         () => null,
         (error: unknown) => error,
@@ -182,7 +185,7 @@ describe('opening a run in the session', () => {
     const dying = new JudgePool(judge);
     try {
       const failure = await dying
-        .judge({ job: { caseId: 'judging', reference: bundleRef(reference), oracle: null, native: bundleRef(native), description: catalogueFromReference(reference), ledger: [], stop: null, nativeUnreadable: null }, slices: [[0]], onSlice: () => undefined, audioRows: () => null })
+        .judge({ job: { caseId: 'judging', reference: bundleRef(reference), oracle: null, native: bundleRef(native), description: catalogueFromReference(reference), ledger: [], stop: null, nativeUnreadable: null, views: NO_VIEWS }, slices: [[0]], onSlice: () => undefined, audioRows: () => null })
         .then(
           () => null,
           (error: unknown) => error,

@@ -11,7 +11,8 @@ import { EngineHost } from '../../main/engine-host/engine-host.ts';
 import { loadLedger } from '../../main/core/gate/ledger.ts';
 import type { BoundaryRow, SessionSnapshot } from '../../protocol/inspector-api.ts';
 import { REFERENCE_ENGINE, oracleBundle, referenceBundle } from '../helpers/paths.ts';
-import { failureOf, openSession, removeTempDirs, type TestSession } from './session-fixtures.ts';
+import { failureOf, openSession, removeTempDirs, tempDir, type TestSession } from './session-fixtures.ts';
+import { keyFiles } from '../gate/gate-fixtures.ts';
 import { decodeRows } from '../../protocol/rows-columns.ts';
 
 let t: TestSession;
@@ -157,8 +158,11 @@ describe('stepping the embedded default', () => {
       const isolation = await failureOf(other.call('runLayerIsolation', {}));
       expect(isolation.code).toBe('E_STATE');
       expect(isolation.message).toMatch(/opened run has no engine/);
-      const receipt = await failureOf(other.call('exportReceipt', { keyPath: null }));
-      expect(receipt.message).toMatch(/opened run has no engine/);
+      // Its receipt is compare's, over the two bundles (session-two-bundles.test.ts checks the subjects).
+      const receipt = await other.call('exportReceipt', { keyPath: keyFiles(tempDir('open-run-key')).privateKeyPath });
+      expect(receipt.path).toMatch(/compare\.dsse\.json$/);
+      // The clean run (zero FAIL above) is sealed so by compare too.
+      expect(receipt.fidelity).toBe('OK');
     } finally {
       await other.session.close();
     }

@@ -29,6 +29,9 @@ import { withContracts } from './contracted-bundle.ts';
 import { loadContractsFile, type ContractSource } from './contracts-file.ts';
 import { applyBoundaryMap, type MapReport } from './mapped-bundle.ts';
 import { InputError } from '../io/input-error.ts';
+import { incompleteRunProblem, oracleContractSource, referenceContractSource, sameCaseProblem, type ContractsUsed } from './comparison-sources.ts';
+
+export type { ContractsUsed } from './comparison-sources.ts';
 
 export interface CompareRunOptions {
   referenceDir: string;
@@ -46,16 +49,6 @@ export interface CompareRunOptions {
   strict: boolean;
   /** A known-gap ledger file; null: a known-gaps.json beside the reference bundle, if any. */
   ledgerFile: string | null;
-}
-
-/** Where the contracts came from, as the reports and the receipt state it. */
-export interface ContractsUsed {
-  kind: ContractSource['kind'] | 'manifest';
-  /** For a contracts file: its path and sha256 (a receipt subject). */
-  file: string | null;
-  sha256: string | null;
-  /** One sentence. */
-  description: string;
 }
 
 export interface ComparisonFacts {
@@ -83,27 +76,14 @@ async function openEvidence(dir: string, role: string, checkPadding: boolean): P
   }
 }
 
-/** A reference must be a whole run: a crashed or stopped capture cannot be the truth. */
 function requireCompletedRun(bundle: TraceBundle, role: string): void {
-  const run = bundle.manifest.run;
-  if (run !== undefined && run !== null && run.status !== 'completed') {
-    throw new InputError(`${role} bundle ${bundle.dir}: ${bundle.manifestPath}: run.status: is "${run.status}"; a ${role} must be a completed run (${run.message || 'no message'})`);
-  }
+  const problem = incompleteRunProblem(bundle, role);
+  if (problem !== null) throw new InputError(problem);
 }
 
-/** Both sides must have run the same case on the same inputs, else nothing they hold is comparable. */
 function requireSameCase(reference: TraceBundle, other: TraceBundle, role: string): void {
-  if (other.manifest.case.id !== reference.manifest.case.id) {
-    throw new InputError(`${role} bundle ${other.dir}: ${other.manifestPath}: case.id: is "${other.manifest.case.id}", the reference ${reference.manifestPath} is case "${reference.manifest.case.id}"`);
-  }
-  for (const [index, input] of other.manifest.inputs.entries()) {
-    const mine = reference.input(input.name);
-    if (mine !== undefined && mine.sha256 !== input.sha256) {
-      throw new InputError(
-        `${role} bundle ${other.dir}: ${other.manifestPath}: inputs[${index}].sha256: input ${input.name} differs from the reference's (${reference.manifestPath}): the two runs did not read the same inputs`,
-      );
-    }
-  }
+  const problem = sameCaseProblem(reference, other, role);
+  if (problem !== null) throw new InputError(problem);
 }
 
 /** The candidate's producer, as the gate's reports name an engine. */
@@ -169,21 +149,8 @@ function subjectNames(dirs: { role: string; dir: string }[]): Map<string, string
 }
 
 async function contractSource(options: CompareRunOptions, reference: TraceBundle): Promise<{ source: ContractSource | null; used: ContractsUsed }> {
-  if (options.contractsFile !== null) {
-    const file = await loadContractsFile(resolve(options.contractsFile));
-    return { source: file, used: { kind: 'file', file: file.path, sha256: file.sha256, description: `contracts file ${file.path} (${file.rules.length} rule(s); boundaries no rule matches keep the reference's own contract)` } };
-  }
-  if (options.baseline) {
-    const why = 'regression mode (--baseline): every boundary bit for bit against the stored baseline';
-    return { source: { kind: 'all_bit_exact', why }, used: { kind: 'all_bit_exact', file: null, sha256: null, description: why } };
-  }
-  const lacking = reference.passes.some((pass) => pass.boundaries.some((entry) => entry.contract === null));
-  if (!lacking) return { source: null, used: { kind: 'manifest', file: null, sha256: null, description: `the reference manifest's own contracts (${reference.manifestPath})` } };
-  const why = `--contract ${options.defaultContract}: the ${reference.manifest.kind} reference declares no contract for this boundary`;
-  return {
-    source: { kind: 'default', contract: options.defaultContract, why },
-    used: { kind: 'default', file: null, sha256: null, description: `${options.defaultContract} for every boundary the ${reference.manifest.kind} reference declares no contract for (--contract ${options.defaultContract})` },
-  };
+  const file = options.contractsFile === null ? null : await loadContractsFile(resolve(options.contractsFile));
+  return referenceContractSource({ file, baseline: options.baseline, defaultContract: options.defaultContract }, reference);
 }
 
 export async function runCompare(options: CompareRunOptions): Promise<CompareResult> {
@@ -222,11 +189,7 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareRes
 
     const { source, used } = await contractSource(options, rawReference);
     const reference = await withContracts(rawReference, source);
-    // An oracle that declares no contracts (another engine's capture) is judged like such a reference.
-    const oracleLacks = rawOracle?.passes.some((pass) => pass.boundaries.some((entry) => entry.contract === null)) ?? false;
-    const oracleSource: ContractSource | null =
-      source ?? (oracleLacks ? { kind: 'default', contract: options.defaultContract, why: `--contract ${options.defaultContract}: the oracle declares no contract for this boundary` } : null);
-    const oracle = rawOracle === null ? null : await withContracts(rawOracle, oracleSource);
+    const oracle = rawOracle === null ? null : await withContracts(rawOracle, oracleContractSource(source, rawOracle, options.defaultContract));
     let candidate: TraceBundle = rawCandidate;
     let mapReport: MapReport | null = null;
     if (options.mapFile !== null) {

@@ -34,12 +34,16 @@ export const selectSessionBarFields = (state: InspectorState) => ({
   engine: state.snapshot?.engine ?? null,
   bundle: state.snapshot?.bundle ?? null,
   openedRun: state.snapshot?.openedRun ?? null,
+  openedRunKind: state.snapshot?.openedRunKind ?? null,
   oracle: state.snapshot?.oracle ?? 'reference',
   isolation: state.snapshot?.isolation ?? 'process',
   teacherForce: state.snapshot?.teacherForce ?? false,
   engineOptions: state.snapshot?.engineOptions ?? null,
   recent: state.snapshot?.recent ?? null,
 });
+
+/** The comparison settings in force (contracts file, default contract, map file) and what the map did. */
+export const selectComparison = (state: InspectorState): SessionSnapshot['comparison'] | null => state.snapshot?.comparison ?? null;
 
 /** For useShallow: the run state the timeline shows. */
 export const selectTimelineFields = (state: InspectorState) => ({

@@ -1,14 +1,18 @@
-// Export a signed gate receipt (DSSE over an in-toto statement) of the session as it stands:
-// the seals, where it was written, the signer, and the envelope to download.
+// Export a signed receipt (DSSE over an in-toto statement) of the session as it stands — the
+// gate's for a live run, compare's for a run opened from a bundle: the seals, where it was
+// written, the signer, and the envelope to download.
 import { useState, type FormEvent } from 'react';
 import type { ReceiptExport as ReceiptExportResult } from '../../../../protocol/inspector-api.ts';
 import { attempt } from '../../store/actions/attempt.ts';
+import { useInspectorStore } from '../../store/inspector-store.ts';
+import { selectSessionBarFields } from '../../store/selectors.ts';
 import { downloadBlob } from '../../util/download.ts';
 
 export function ReceiptExport({ onVerify }: { onVerify: (envelope: string, publicKeyPem: string) => void }) {
   const [keyPath, setKeyPath] = useState('');
   const [result, setResult] = useState<ReceiptExportResult | null>(null);
   const [running, setRunning] = useState(false);
+  const openedRun = useInspectorStore((state) => selectSessionBarFields(state).openedRun);
   const submit = async (event: FormEvent): Promise<void> => {
     event.preventDefault();
     setRunning(true);
@@ -34,6 +38,11 @@ export function ReceiptExport({ onVerify }: { onVerify: (envelope: string, publi
           {running ? 'Exporting…' : 'Export receipt'}
         </button>
       </form>
+      <div className="muted" data-testid="receipt-what">
+        {openedRun !== null
+          ? 'signs a compare of the open bundle and the opened run, with the contracts file, map file and oracle in force (subjects: both manifests and those files)'
+          : 'signs a gate run of the open engine on the open bundle, with the run options and contracts in force'}
+      </div>
       {result !== null ? (
         <div className="receipt-result" data-testid="receipt-export-result" data-overall={result.overall} data-fidelity={result.fidelity}>
           <div>

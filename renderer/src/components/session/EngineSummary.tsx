@@ -6,14 +6,17 @@ import { useInspectorStore } from '../../store/inspector-store.ts';
 import { selectSessionBarFields } from '../../store/selectors.ts';
 
 export function EngineSummary() {
-  const { engine, bundle, openedRun } = useInspectorStore(useShallow(selectSessionBarFields));
+  const { engine, bundle, openedRun, openedRunKind } = useInspectorStore(useShallow(selectSessionBarFields));
   return (
     <div className="engine-summary">
       <div className="summary-line" data-testid="engine-summary">
         <span className="summary-key">engine</span>
         {engine === null ? (
           openedRun !== null ? (
-            <span title={openedRun}>captured run {openedRun.split('/').slice(-2).join('/')}</span>
+            <span title={openedRun}>
+              captured run {openedRun.split('/').slice(-2).join('/')}
+              {openedRunKind !== null && openedRunKind !== 'native' ? <span className="tag">{openedRunKind}</span> : null}
+            </span>
           ) : (
             <span className="muted">none open</span>
           )
@@ -30,9 +33,15 @@ export function EngineSummary() {
           <span className="muted">none open</span>
         ) : (
           <span title={`${bundle.dir}\n${bundle.description}\noracle: ${bundle.oracleDir ?? 'none'}`}>
-            <b>{bundle.caseId}</b> {bundle.precision} · {bundle.passCount} passes · {bundle.boundaryCount} boundaries ·{' '}
+            <b>{bundle.caseId}</b>
+            {bundle.kind !== 'reference' ? (
+              <span className="tag" data-testid="bundle-kind" title="Engine against engine: this bundle is the reference side of the comparison">
+                {bundle.kind}
+              </span>
+            ) : null}{' '}
+            {bundle.precision} · {bundle.passCount} passes · {bundle.boundaryCount} boundaries ·{' '}
             <span className="muted">{bundle.generator}</span> · <span className="muted">{bundle.createdAt}</span>
-            {bundle.oracleDir === null ? <span className="tag tag-warn"> no fp64 oracle</span> : null}
+            {bundle.oracleDir === null && bundle.kind === 'reference' ? <span className="tag tag-warn"> no fp64 oracle</span> : null}
           </span>
         )}
       </div>

@@ -33,7 +33,7 @@ export function RunOptions() {
         <select value={oracle} disabled={busy} onChange={(event) => void setOracle(event.target.value === 'fp64' ? 'fp64' : 'reference')} data-testid="select-oracle">
           <option value="reference">reference</option>
           <option value="fp64" disabled={bundle !== null && bundle.oracleDir === null}>
-            fp64
+            {bundle === null || bundle.oracleKind === null || bundle.oracleKind === 'oracle-f64' ? 'fp64' : `oracle (${bundle.oracleKind})`}
           </option>
         </select>
       </label>

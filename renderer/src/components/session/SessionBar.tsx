@@ -1,8 +1,10 @@
-// The top bar: what is open, how to open something else, and how the run is judged.
+// The top bar: what is open, how to open something else, and how the run is judged (run options;
+// for two bundles, the contracts and map files in force).
 import { useShallow } from 'zustand/react/shallow';
 import { openBundle, openDefault, openEngine, openRun } from '../../store/actions/session-actions.ts';
 import { useInspectorStore } from '../../store/inspector-store.ts';
 import { selectBusyLabel, selectSessionBarFields } from '../../store/selectors.ts';
+import { ComparisonSettings } from './ComparisonSettings.tsx';
 import { ConnectionBadge } from './ConnectionBadge.tsx';
 import { EngineSummary } from './EngineSummary.tsx';
 import { OpenByPath } from './OpenByPath.tsx';
@@ -23,10 +25,11 @@ export function SessionBar() {
           Open default
         </button>
         <OpenByPath label="engine" placeholder="engine library (.so / .dylib / .dll)" recent={recent?.engines ?? []} disabled={busy} testId="open-engine" onOpen={openEngine} />
-        <OpenByPath label="bundle" placeholder="reference bundle folder" recent={recent?.bundles ?? []} disabled={busy} testId="open-bundle" onOpen={openBundle} />
-        <OpenByPath label="run" placeholder="captured native bundle folder" recent={[]} disabled={busy} testId="open-run" onOpen={openRun} />
+        <OpenByPath label="bundle" placeholder="reference bundle folder (any kind)" recent={recent?.bundles ?? []} disabled={busy} testId="open-bundle" onOpen={openBundle} />
+        <OpenByPath label="run" placeholder="captured bundle folder to compare" recent={recent?.bundles ?? []} disabled={busy} testId="open-run" onOpen={openRun} />
         <RunOptions />
       </div>
+      <ComparisonSettings />
     </header>
   );
 }

@@ -20,6 +20,10 @@ type SnapshotMethod = Extract<
   | 'setIsolation'
   | 'setTeacherForce'
   | 'setEngineOptions'
+  | 'setContractsFile'
+  | 'setDefaultContract'
+  | 'setMapFile'
+  | 'setOracleBundle'
   | 'prefill'
   | 'step'
   | 'runToEnd'
@@ -105,6 +109,12 @@ export const setIsolation = (isolation: 'process' | 'thread'): Promise<boolean> 
 export const setTeacherForce = (on: boolean): Promise<boolean> => runSnapshotCommand('set teacher forcing', 'setTeacherForce', { on });
 export const setEngineOptions = (options: Record<string, string>): Promise<boolean> =>
   runSnapshotCommand('set engine options', 'setEngineOptions', { options });
+export const setContractsFile = (file: string | null): Promise<boolean> =>
+  runSnapshotCommand(file === null ? 'clear contracts file' : 'set contracts file', 'setContractsFile', { file });
+export const setEveryBoundaryBitExact = (everyBoundary: boolean): Promise<boolean> =>
+  runSnapshotCommand('set default contract', 'setDefaultContract', { contract: 'bit_exact', everyBoundary });
+export const setMapFile = (file: string | null): Promise<boolean> => runSnapshotCommand(file === null ? 'clear map file' : 'set map file', 'setMapFile', { file });
+export const setOracleBundle = (dir: string | null): Promise<boolean> => runSnapshotCommand(dir === null ? 'clear oracle' : 'set oracle bundle', 'setOracleBundle', { dir });
 export const dismissCoreError = (id: number): Promise<boolean> => runSnapshotCommand('dismiss error', 'dismissError', { id });
 
 // Engine-driving commands are refused while something runs: the core would queue or reject
