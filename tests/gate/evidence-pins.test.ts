@@ -4,13 +4,14 @@
 // tests change a file after the open and check the change is still caught, at the file and the
 // tensor changed: before the comparison reads it (compare and gate), while a tensor is read,
 // and after the comparison (the closing checks of compare and gate).
-import { closeSync, existsSync, openSync, readFileSync, realpathSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, realpathSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openBundle, type TraceBundle } from '../../main/core/bundle/bundle-reader.ts';
 import { BundleError } from '../../main/core/bundle/errors.ts';
 import { PIN_MARGIN_MS, pinOf, pinTrusted, REHASH_ENV } from '../../main/core/bundle/file-pins.ts';
+import { hashFilesInParallel } from '../../main/core/bundle/parallel-verify.ts';
 import { SafetensorsFile } from '../../main/core/bundle/safetensors-reader.ts';
 import { compareBoundary } from '../../main/core/compare/compare-boundary.ts';
 import { compareEvidenceChanged } from '../../main/core/compare/compare-recheck.ts';
@@ -70,6 +71,19 @@ describe('when a pin is trusted', () => {
     // A whole-second ctime (a coarse filesystem): the margin is two seconds.
     expect(pinTrusted({ ...evidence, ctimeNs: '1700000000000000000', statAtMs: 1_700_000_001_500 }, 'linux', {})).toBe(false);
     expect(pinTrusted({ ...evidence, ctimeNs: '1700000000000000000', statAtMs: 1_700_000_002_500 }, 'linux', {})).toBe(true);
+  });
+});
+
+describe('pins of files written just before the open', () => {
+  it('a large file whose ctime is within the settle time is hashed only once it is that old, so its pin can be trusted', async () => {
+    const file = join(tempDir('pins-fresh'), 'fresh.bin');
+    writeFileSync(file, new Uint8Array(64 * 1024));
+    const [outcome] = await hashFilesInParallel([{ path: file, spans: [], settleMs: 1500, settleMinBytes: 1024 }]);
+    if (outcome === null || outcome === undefined || !outcome.ok) throw new Error('test: the file was not hashed');
+    expect(outcome.pin.statAtMs).toBeGreaterThanOrEqual(Number(BigInt(outcome.pin.ctimeNs) / 1_000_000n) + 1500);
+    // Below the size threshold: no wait.
+    const [small] = await hashFilesInParallel([{ path: file, spans: [], settleMs: 60_000, settleMinBytes: 1024 * 1024 }]);
+    expect(small?.ok).toBe(true);
   });
 });
 
