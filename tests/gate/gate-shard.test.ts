@@ -2,7 +2,7 @@
 // a run together judge exactly what the unsharded run judges, merge into the same verdicts and
 // seals with one signed receipt, and a missing, duplicated or foreign shard is a FAIL naming it,
 // with nothing signed.
-import { copyFileSync, existsSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../main/cli/run-cli.ts';
@@ -17,6 +17,8 @@ interface Run {
   out: string;
   err: string;
   json: string;
+  /** The receipt the run signed (its --work folder's receipt.dsse.json). */
+  receipt: string;
 }
 
 let root = '';
@@ -26,18 +28,22 @@ let runs = 0;
 
 async function gate(extra: readonly string[], json: string | null = join(root, `result-${++runs}.json`)): Promise<Run> {
   const io = recordingIO(root);
-  const args = ['--gate', '--engine', TOY_ENGINE, ...bundles.flatMap((dir) => ['--bundle', dir]), '--work', join(root, `work-${++runs}`), '--key', keys.privateKeyPath];
+  const work = join(root, `work-${++runs}`);
+  const args = ['--gate', '--engine', TOY_ENGINE, ...bundles.flatMap((dir) => ['--bundle', dir]), '--work', work, '--key', keys.privateKeyPath];
   const code = await runCli([...args, ...(json === null ? [] : ['--json', json]), ...extra], io);
-  return { code, out: io.out.join(''), err: io.err.join(''), json: json ?? '' };
+  return { code, out: io.out.join(''), err: io.err.join(''), json: json ?? '', receipt: join(work, 'receipt.dsse.json') };
 }
 
-async function merge(files: readonly string[]): Promise<Run & { receipt: string }> {
+async function merge(files: readonly string[], extra: readonly string[] = ['--key', keys.privateKeyPath]): Promise<Run> {
   const io = recordingIO(root);
   const receipt = join(root, `merged-${++runs}.dsse.json`);
   const json = join(root, `merged-${runs}.json`);
-  const code = await runCli(['merge', ...files, '--receipt', receipt, '--json', json, '--key', keys.privateKeyPath], io);
+  const code = await runCli(['merge', ...files, '--receipt', receipt, '--json', json, ...extra], io);
   return { code, out: io.out.join(''), err: io.err.join(''), json, receipt };
 }
+
+/** A shard's result and its receipt, as merge is given them. */
+const signed = (run: Run): string[] => [run.json, run.receipt];
 
 const read = (file: string): GateResult => JSON.parse(readFileSync(file, 'utf8')) as GateResult;
 const rowsOf = (result: GateResult): string[] => result.cases.flatMap((item) => item.verdicts.map((row) => `${row.case} ${row.pass} ${row.boundary} ${row.verdict}`));
@@ -94,7 +100,7 @@ describe('--gate --shard K/N', () => {
 
 describe('trace-inspector merge', () => {
   it('merges the shards into the verdicts and seals of the unsharded run, with one signed receipt naming its shards', async () => {
-    const merged = await merge([shard2.json, shard1.json]);
+    const merged = await merge([...signed(shard2), ...signed(shard1)]);
     expect(merged.code).toBe(1);
     const result = read(merged.json);
     const reference = read(whole.json);
@@ -116,7 +122,7 @@ describe('trace-inspector merge', () => {
   });
 
   it('a missing shard is a FAIL naming it; nothing is signed', async () => {
-    const merged = await merge([shard1.json]);
+    const merged = await merge(signed(shard1));
     expect(merged.code).toBe(1);
     expect(merged.out).toContain('SHARD: missing shard 2/2');
     expect(merged.out).toContain('OVERALL: FAIL reason=shard_set');
@@ -126,7 +132,7 @@ describe('trace-inspector merge', () => {
   it('a shard given twice is a FAIL naming both files', async () => {
     const copy = join(root, 'shard1-copy.json');
     copyFileSync(shard1.json, copy);
-    const merged = await merge([shard1.json, copy, shard2.json]);
+    const merged = await merge([...signed(shard1), copy, ...signed(shard2)]);
     expect(merged.code).toBe(1);
     expect(merged.out).toContain(`SHARD: duplicated shard 1/2: given 2 times (${shard1.json}, ${copy})`);
     expect(existsSync(merged.receipt)).toBe(false);
@@ -134,11 +140,63 @@ describe('trace-inspector merge', () => {
 
   it('a shard of another run (another plan: here --strict) is a FAIL naming it as foreign, and its own index then counts as missing', async () => {
     const strict = await gate(['--shard', '2/2', '--strict']);
-    const merged = await merge([shard1.json, strict.json]);
+    const merged = await merge([...signed(shard1), ...signed(strict)]);
     expect(merged.code).toBe(1);
     expect(merged.out).toContain(`SHARD: foreign shard ${strict.json}: shard 2/2 of plan`);
     expect(merged.out).toContain('SHARD: missing shard 2/2');
     expect(existsSync(merged.receipt)).toBe(false);
+  });
+
+  it('a shard without its receipt is a FAIL naming it as unsigned; nothing is signed', async () => {
+    const merged = await merge([...signed(shard1), shard2.json]);
+    expect(merged.code).toBe(1);
+    expect(merged.out).toContain(`SHARD: unsigned shard 2/2 (${shard2.json}): no receipt of this shard was given`);
+    expect(merged.out).toContain('OVERALL: FAIL reason=shard_set');
+    expect(existsSync(merged.receipt)).toBe(false);
+  });
+
+  it('a shard receipt that does not verify with the key merge is given is a FAIL naming the shard', async () => {
+    mkdirSync(join(root, 'other-key'), { recursive: true });
+    const other = keyFiles(join(root, 'other-key'));
+    const merged = await merge([...signed(shard1), ...signed(shard2)], ['--key', keys.privateKeyPath, '--pubkey', other.publicKeyPath]);
+    expect(merged.code).toBe(1);
+    expect(merged.out).toContain(`SHARD: bad signature on shard 1/2 (${shard1.json}): its receipt ${shard1.receipt} does not verify`);
+    expect(merged.out).toContain(`SHARD: bad signature on shard 2/2 (${shard2.json})`);
+    expect(existsSync(merged.receipt)).toBe(false);
+    // A signature byte changed: the same, with the right key.
+    const forged = join(root, 'forged.dsse.json');
+    const envelope = JSON.parse(readFileSync(shard2.receipt, 'utf8')) as { signatures: { sig: string }[] };
+    const sig = Buffer.from(envelope.signatures[0]?.sig ?? '', 'base64');
+    sig[0] = (sig[0] ?? 0) ^ 1;
+    (envelope.signatures[0] as { sig: string }).sig = sig.toString('base64');
+    writeFileSync(forged, `${JSON.stringify(envelope)}\n`);
+    const tampered = await merge([...signed(shard1), shard2.json, forged]);
+    expect(tampered.code).toBe(1);
+    expect(tampered.out).toContain(`SHARD: bad signature on shard 2/2 (${shard2.json}): its receipt ${forged} does not verify`);
+    expect(existsSync(tampered.receipt)).toBe(false);
+  });
+
+  it('a receipt that signs other evidence, or a result edited after it was signed, is a FAIL naming the shard', async () => {
+    const result = JSON.parse(readFileSync(shard2.json, 'utf8')) as { cases: { reference: { manifestSha256: string }; verdicts: { verdict: string }[] }[] };
+    const otherEvidence = join(root, 'shard2-other-evidence.json');
+    (result.cases[0] as { reference: { manifestSha256: string } }).reference.manifestSha256 = '0'.repeat(64);
+    writeFileSync(otherEvidence, JSON.stringify(result));
+    const merged = await merge([...signed(shard1), otherEvidence, shard2.receipt]);
+    expect(merged.code).toBe(1);
+    expect(merged.out).toContain(`SHARD: shard 2/2 (${otherEvidence}): its receipt ${shard2.receipt} signs other evidence than the result judged (subjects differ:`);
+    expect(existsSync(merged.receipt)).toBe(false);
+
+    const edited = JSON.parse(readFileSync(shard1.json, 'utf8')) as { cases: { verdicts: { verdict: string }[] }[] };
+    // The one failing row of case c relabelled as passing.
+    const failing = edited.cases.flatMap((item) => item.verdicts).find((row) => row.verdict !== 'PASS');
+    expect(failing).toBeDefined();
+    (failing as { verdict: string }).verdict = 'PASS';
+    const editedFile = join(root, 'shard1-edited.json');
+    writeFileSync(editedFile, JSON.stringify(edited));
+    const relabelled = await merge([editedFile, shard1.receipt, ...signed(shard2)]);
+    expect(relabelled.code).toBe(1);
+    expect(relabelled.out).toContain(`SHARD: shard 1/2 (${editedFile}): its receipt ${shard1.receipt} signs another result`);
+    expect(existsSync(relabelled.receipt)).toBe(false);
   });
 
   it('an unsharded result or a file that is not a gate result is bad input (exit 2)', async () => {

@@ -1,12 +1,15 @@
 // Opens a trace bundle: validates manifest.json, confines and digest-checks every file it lists,
 // and cross-checks every tensor entry against its safetensors header, all before a single
 // tensor is handed to a comparison. Tensors are then read by offset, whole or in chunks, each
-// verified against its own sha256.
+// verified: against its own sha256 as it is read, or — when this process verified its file and
+// the file's identity has not moved since (file-pins.ts) — by that identity, checked before and
+// after the read, so each byte is hashed once and a file changed after the open is still caught.
 import { realpath, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { JOURNAL_FILE_NAME } from './capture-journal.ts';
 import { chunkDigestsOf, chunksCovering } from './chunk-digests.ts';
 import { sha256Bytes, sha256File, createSha256 } from './digest.ts';
+import { pinOf, recordManifestDigest } from './file-pins.ts';
 import type { DType } from './dtype.ts';
 import { BundleError, formatFieldPath, type BundleIssue } from './errors.ts';
 import { contiguousStrides } from './layout.ts';
@@ -108,8 +111,11 @@ export function requireReferenceKind(bundle: TraceBundle): void {
 
 export async function openBundle(dir: string, options: OpenBundleOptions = {}): Promise<TraceBundle> {
   const manifestPath = join(dir, MANIFEST_FILE_NAME);
-  const manifest = await readManifest(dir, manifestPath);
-  return openBundleFromManifest(dir, manifest, manifestPath, options);
+  const { manifest, real, sha256 } = await readManifestWithDigest(dir, manifestPath);
+  const bundle = await openBundleFromManifest(dir, manifest, manifestPath, options);
+  // What the closing check (evidence-unchanged.ts) compares the manifest with.
+  recordManifestDigest(real, sha256);
+  return bundle;
 }
 
 /**
@@ -153,6 +159,11 @@ export async function openBundleFromManifest(dir: string, manifest: BundleManife
 
 /** Reads and validates `dir`/manifest.json alone (confined, size-capped, UTF-8, schema and rules). */
 export async function readManifest(dir: string, manifestPath: string = join(dir, MANIFEST_FILE_NAME)): Promise<BundleManifest> {
+  return (await readManifestWithDigest(dir, manifestPath)).manifest;
+}
+
+/** readManifest, with the manifest's real path and the sha256 of the bytes parsed. */
+export async function readManifestWithDigest(dir: string, manifestPath: string = join(dir, MANIFEST_FILE_NAME)): Promise<{ manifest: BundleManifest; real: string; sha256: string }> {
   let real: string;
   try {
     real = await resolveInsideBundle(dir, MANIFEST_FILE_NAME, { file: manifestPath, field: '(file)' });
@@ -173,7 +184,7 @@ export async function readManifest(dir: string, manifestPath: string = join(dir,
   } catch (cause) {
     throw new BundleError('E_MANIFEST_JSON', manifestPath, '(root)', 'is not valid UTF-8', { cause });
   }
-  return parseManifestJson(text, manifestPath);
+  return { manifest: parseManifestJson(text, manifestPath), real, sha256: sha256Bytes(bytes) };
 }
 
 /**
@@ -294,6 +305,7 @@ async function crossCheckHeaders(
 class BundleReader implements TraceBundle {
   readonly passes: readonly PassEntry[];
   private readonly openFiles = new Map<string, { file: Promise<SafetensorsFile>; users: number }>();
+  private readonly fileDigests: ReadonlyMap<string, string>;
 
   constructor(
     readonly manifest: BundleManifest,
@@ -304,6 +316,7 @@ class BundleReader implements TraceBundle {
     private readonly display: (relPath: string) => string,
   ) {
     this.passes = manifest.passes;
+    this.fileDigests = new Map(manifest.files.map((entry) => [entry.path, entry.sha256]));
   }
 
   boundary(passIndex: number, name: string): BoundaryEntry | undefined {
@@ -325,6 +338,13 @@ class BundleReader implements TraceBundle {
     const location = this.locate(passIndex, name);
     const file = await this.acquire(location);
     try {
+      const pinned = await this.pinnedIdentity(location, file);
+      if (pinned !== null) {
+        // Verified at open and unchanged since: the bytes are read once, not hashed again.
+        for await (const chunk of file.readTensorChunks(location.key, chunkBytes)) yield chunk;
+        if ((await file.identity()) !== pinned) throw this.changedWhileRead(location);
+        return;
+      }
       const hash = createSha256();
       for await (const chunk of file.readTensorChunks(location.key, chunkBytes)) {
         hash.update(chunk);
@@ -399,12 +419,35 @@ class BundleReader implements TraceBundle {
   private async readVerified(location: TensorLocation): Promise<Uint8Array> {
     const file = await this.acquire(location);
     try {
+      const pinned = await this.pinnedIdentity(location, file);
       const data = await file.readTensor(location.key);
-      this.checkDigest(location, sha256Bytes(data));
+      if (pinned === null) this.checkDigest(location, sha256Bytes(data));
+      else if ((await file.identity()) !== pinned) throw this.changedWhileRead(location);
       return data;
     } finally {
       await this.release(location.file);
     }
+  }
+
+  /**
+   * The identity under which this tensor's file was verified (file-pins.ts), when the file this
+   * reader holds open still has it and the verification covered this manifest's digests of the
+   * file and of the tensor; null: the tensor must be hashed as it is read. Checked at every read,
+   * so a file changed between the open and the read is hashed and caught at the tensor changed.
+   */
+  private async pinnedIdentity(location: TensorLocation, file: SafetensorsFile): Promise<string | null> {
+    const pin = pinOf(this.realPaths.get(location.file) as string);
+    if (pin === undefined || pin.sha256 !== this.fileDigests.get(location.file) || pin.tensors.get(location.key) !== location.sha256) return null;
+    return (await file.identity()) === pin.identity ? pin.identity : null;
+  }
+
+  private changedWhileRead(location: TensorLocation): BundleError {
+    return new BundleError(
+      'E_DIGEST',
+      this.display(location.file),
+      location.digestField,
+      `tensor "${location.key}": the file was written to while the tensor was read (its size, modification or change time moved since it was verified); the bytes read are not evidence`,
+    );
   }
 
   private checkDigest(location: TensorLocation, actual: string): void {

@@ -1,7 +1,9 @@
 // sha256 of files (streamed in chunks, never the whole file in memory) and of byte arrays.
 import { createHash, type Hash } from 'node:crypto';
 import { closeSync, openSync, readSync } from 'node:fs';
+import { realpath, statfs } from 'node:fs/promises';
 import { GuardedReadError, openRegularFile } from '../io/guarded-read.ts';
+import { identityKey, recordPin } from './file-pins.ts';
 
 export const DIGEST_CHUNK_BYTES = 8 * 1024 * 1024;
 
@@ -23,12 +25,36 @@ export function createSha256(): Hash {
  * sha256 of a regular file (guarded-read.ts: a FIFO, device or folder is refused before it is
  * read, so hashing always ends), read up to the size it had when opened. `onChunk`, when given,
  * sees every chunk with its file offset as it is hashed (valid only during the call): callers
- * hash parts of the file in the same read.
+ * hash parts of the file in the same read. A file nobody wrote to while it was hashed is pinned
+ * (file-pins.ts), so a later check that it is unchanged can stat it instead of hashing again.
  */
 export async function sha256File(path: string, chunkBytes = DIGEST_CHUNK_BYTES, onChunk?: (chunk: Uint8Array, offset: number) => void): Promise<FileDigest> {
   const hash = createHash('sha256');
   const { handle, size } = await openRegularFile(path);
   try {
+    const statAtMs = Date.now();
+    const before = await handle.stat({ bigint: true });
+    const digest = await hashHandle(handle, size, path, hash, chunkBytes, onChunk);
+    const after = await handle.stat({ bigint: true });
+    if (identityKey(after) === identityKey(before)) {
+      const fsType = await statfs(path).then((info) => info.type, () => 0);
+      recordPin(await realpath(path), { identity: identityKey(before), ctimeNs: String(before.ctimeNs), statAtMs, fsType }, digest.sha256, new Map());
+    }
+    return digest;
+  } finally {
+    await handle.close();
+  }
+}
+
+async function hashHandle(
+  handle: Awaited<ReturnType<typeof openRegularFile>>['handle'],
+  size: number,
+  path: string,
+  hash: Hash,
+  chunkBytes: number,
+  onChunk?: (chunk: Uint8Array, offset: number) => void,
+): Promise<FileDigest> {
+  {
     const buffer = Buffer.allocUnsafe(chunkBytes);
     let bytes = 0;
     while (bytes < size) {
@@ -39,8 +65,6 @@ export async function sha256File(path: string, chunkBytes = DIGEST_CHUNK_BYTES, 
       bytes += bytesRead;
     }
     return { sha256: hash.digest('hex'), bytes };
-  } finally {
-    await handle.close();
   }
 }
 

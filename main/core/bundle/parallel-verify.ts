@@ -7,6 +7,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { z } from 'zod';
+import type { PinEvidence } from './file-pins.ts';
 
 /** A byte span of the file whose sha256 (and, optionally, per-chunk sha256) is wanted. */
 export interface HashSpan {
@@ -19,6 +20,13 @@ export interface HashSpan {
 export interface HashJob {
   readonly path: string;
   readonly spans: readonly HashSpan[];
+  /**
+   * A file at least `settleMinBytes` long whose ctime is less than `settleMs` old is hashed only
+   * once it is that old, so its pin (file-pins.ts) can be trusted and it need not be hashed
+   * again: waiting a fraction of a second is cheaper than a second read. 0: never wait.
+   */
+  readonly settleMs?: number;
+  readonly settleMinBytes?: number;
 }
 
 export interface HashedSpan {
@@ -26,10 +34,18 @@ export interface HashedSpan {
   readonly chunks: readonly string[];
 }
 
-export type HashOutcome = { readonly ok: true; readonly sha256: string; readonly bytes: number; readonly spans: readonly HashedSpan[] } | { readonly ok: false; readonly problem: 'changed' | 'not_regular' | 'unreadable'; readonly reason: string };
+export type HashOutcome =
+  | { readonly ok: true; readonly sha256: string; readonly bytes: number; readonly spans: readonly HashedSpan[]; readonly pin: PinEvidence }
+  | { readonly ok: false; readonly problem: 'changed' | 'not_regular' | 'unreadable'; readonly reason: string };
 
 const HashOutcomeSchema = z.union([
-  z.object({ ok: z.literal(true), sha256: z.string(), bytes: z.number(), spans: z.array(z.object({ sha256: z.string(), chunks: z.array(z.string()) })) }),
+  z.object({
+    ok: z.literal(true),
+    sha256: z.string(),
+    bytes: z.number(),
+    spans: z.array(z.object({ sha256: z.string(), chunks: z.array(z.string()) })),
+    pin: z.object({ identity: z.string(), ctimeNs: z.string(), statAtMs: z.number(), fsType: z.number() }),
+  }),
   z.object({ ok: z.literal(false), problem: z.enum(['changed', 'not_regular', 'unreadable']), reason: z.string() }),
 ]);
 
@@ -38,12 +54,19 @@ const READ_BYTES = 4 * 1024 * 1024;
 
 // The worker: receives jobs one at a time, answers each with a HashOutcome. It opens the file
 // non-blocking and refuses anything but a regular file (a FIFO swapped in would block a read
-// forever), and reads up to the size the file had when opened.
+// forever), and reads up to the size the file had when opened. The file's identity (device,
+// inode, size, mtime, ctime) is read before and after the hash: a difference means it was
+// written meanwhile ('changed'); equal, it is the pin evidence (file-pins.ts) of the bytes hashed.
 const WORKER_SOURCE = `
 const { parentPort } = require('node:worker_threads');
 const { createHash } = require('node:crypto');
 const fs = require('node:fs');
 const buffer = Buffer.allocUnsafe(${READ_BYTES});
+const identity = (s) => s.dev + ':' + s.ino + ':' + s.size + ':' + s.mtimeNs + ':' + s.ctimeNs;
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+function fsTypeOf(path) {
+  try { return fs.statfsSync(path).type; } catch { return 0; }
+}
 function hashFile(job) {
   let fd;
   try {
@@ -52,9 +75,19 @@ function hashFile(job) {
     return { ok: false, problem: 'unreadable', reason: 'cannot be opened (' + error.message + ')' };
   }
   try {
-    const info = fs.fstatSync(fd);
+    let statAtMs = Date.now();
+    let info = fs.fstatSync(fd, { bigint: true });
     if (!info.isFile()) return { ok: false, problem: 'not_regular', reason: 'is not a regular file' };
-    const size = info.size;
+    const settleMs = job.settleMs || 0;
+    if (settleMs > 0 && info.size >= BigInt(job.settleMinBytes || 0)) {
+      const wait = Number(info.ctimeNs / 1000000n) + settleMs + 1 - statAtMs;
+      if (wait > 0 && wait <= settleMs + 1) {
+        Atomics.wait(sleeper, 0, 0, wait);
+        statAtMs = Date.now();
+        info = fs.fstatSync(fd, { bigint: true });
+      }
+    }
+    const size = Number(info.size);
     const file = createHash('sha256');
     const spans = job.spans.map((s) => ({ s, hash: createHash('sha256'), chunk: s.chunkBytes === null ? null : createHash('sha256'), chunkEnd: s.chunkBytes === null ? 0 : Math.min(s.begin + s.chunkBytes, s.end), chunks: [] }));
     let at = 0;
@@ -83,7 +116,10 @@ function hashFile(job) {
       }
       at = pieceEnd;
     }
-    return { ok: true, sha256: file.digest('hex'), bytes: at, spans: spans.map((span) => ({ sha256: span.hash.digest('hex'), chunks: span.chunks })) };
+    const after = fs.fstatSync(fd, { bigint: true });
+    if (identity(after) !== identity(info)) return { ok: false, problem: 'changed', reason: 'was written to while being hashed (its size, modification or change time moved)' };
+    const pin = { identity: identity(info), ctimeNs: String(info.ctimeNs), statAtMs, fsType: fsTypeOf(job.path) };
+    return { ok: true, sha256: file.digest('hex'), bytes: at, spans: spans.map((span) => ({ sha256: span.hash.digest('hex'), chunks: span.chunks })), pin };
   } catch (error) {
     return { ok: false, problem: 'unreadable', reason: 'cannot be read (' + error.message + ')' };
   } finally {
@@ -137,7 +173,7 @@ export async function hashFilesInParallel(jobs: readonly HashJob[], options: { w
         }
         current = next++;
         const job = jobs[current] as HashJob;
-        worker.postMessage({ path: job.path, spans: job.spans.map((span) => ({ ...span })) });
+        worker.postMessage({ path: job.path, spans: job.spans.map((span) => ({ ...span })), settleMs: job.settleMs ?? 0, settleMinBytes: job.settleMinBytes ?? 0 });
       };
       worker.on('message', (message: unknown) => {
         const parsed = HashOutcomeSchema.safeParse(message);

@@ -4,6 +4,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import { GuardedReadError, openRegularFile } from '../io/guarded-read.ts';
 import { BundleError } from './errors.ts';
+import { identityKey } from './file-pins.ts';
 import { MAX_HEADER_BYTES, parseSafetensorsHeader, type SafetensorsTensorInfo } from './safetensors-header.ts';
 
 export const DEFAULT_CHUNK_BYTES = 8 * 1024 * 1024;
@@ -123,6 +124,11 @@ export class SafetensorsFile {
       yield await readExactly(this.openHandle(), size, this.dataStart + tensor.begin + done, this.displayName);
       done += size;
     }
+  }
+
+  /** The open file's identity (file-pins.ts identityKey): what any write to it changes. */
+  async identity(): Promise<string> {
+    return identityKey(await this.openHandle().stat({ bigint: true }));
   }
 
   async close(): Promise<void> {

@@ -6,6 +6,7 @@ import { MANIFEST_FILE_NAME, type BundleManifest } from './manifest-schema.ts';
 import type { ChunkDigests } from './chunk-digests.ts';
 import { BundleError, formatFieldPath } from './errors.ts';
 import { GuardedReadError } from '../io/guarded-read.ts';
+import { forgetPin, PIN_MARGIN_MS, recordPin, REHASH_ENV } from './file-pins.ts';
 import { hashFilesInParallel, type HashJob, type HashOutcome } from './parallel-verify.ts';
 import { SafetensorsFile } from './safetensors-reader.ts';
 
@@ -45,7 +46,11 @@ function claimsByFile(manifest: BundleManifest): Map<string, Claim[]> {
   return byFile;
 }
 
+/** Files at least this large, written less than PIN_MARGIN_MS ago, are hashed once settled (parallel-verify.ts). */
+const SETTLE_MIN_BYTES = 8 * 1024 * 1024;
+
 interface PlannedFile {
+  readonly real: string;
   readonly shown: string;
   readonly expected: string;
   readonly fileField: string;
@@ -99,11 +104,17 @@ async function hashAndJudge(manifest: BundleManifest, realPaths: ReadonlyMap<str
       }
     }
     planned.push({
+      real,
       shown,
       expected: entry.sha256,
       fileField: formatFieldPath(['files', f, 'sha256']),
       claims: located.map((span) => span.claim),
-      job: { path: real, spans: located.map((span) => ({ begin: span.begin, end: span.end, chunkBytes: span.claim.chunks?.bytes ?? null })) },
+      job: {
+        path: real,
+        spans: located.map((span) => ({ begin: span.begin, end: span.end, chunkBytes: span.claim.chunks?.bytes ?? null })),
+        settleMs: process.env[REHASH_ENV] === 'always' ? 0 : PIN_MARGIN_MS,
+        settleMinBytes: SETTLE_MIN_BYTES,
+      },
     });
   }
   const outcomes = await hashFilesInParallel(
@@ -115,7 +126,12 @@ async function hashAndJudge(manifest: BundleManifest, realPaths: ReadonlyMap<str
     const outcome = outcomes[index];
     if (outcome === null || outcome === undefined) continue; // after the first failure: never hashed
     const problem = problemOf(file, outcome);
-    if (problem === null) continue;
+    if (problem === null) {
+      // Verified: later reads and the closing check may stat the file instead of re-hashing it.
+      if (outcome.ok) recordPin(file.real, outcome.pin, outcome.sha256, new Map(file.claims.map((claim) => [claim.key, claim.sha256])));
+      continue;
+    }
+    forgetPin(file.real);
     problems.push(problem);
     if (stopAtFirst) break;
   }
@@ -125,11 +141,14 @@ async function hashAndJudge(manifest: BundleManifest, realPaths: ReadonlyMap<str
 function problemOf(file: PlannedFile, outcome: HashOutcome): Error | null {
   if (!outcome.ok) return new GuardedReadError(outcome.problem, file.shown, outcome.reason);
   if (outcome.sha256 !== file.expected) {
+    // Name the first tensor whose bytes differ too: which boundary the change touched.
+    const tensor = file.claims.find((claim, s) => outcome.spans[s] !== undefined && outcome.spans[s].sha256 !== claim.sha256);
     return new BundleError(
       'E_DIGEST',
       file.shown,
       file.fileField,
-      `${MANIFEST_FILE_NAME} lists sha256 ${file.expected}, the file hashes to ${outcome.sha256} (the file changed after the manifest was written)`,
+      `${MANIFEST_FILE_NAME} lists sha256 ${file.expected}, the file hashes to ${outcome.sha256} (the file changed after the manifest was written)` +
+        (tensor === undefined ? '' : `; the first tensor whose bytes differ is "${tensor.key}" (${tensor.field})`),
     );
   }
   for (const [s, claim] of file.claims.entries()) {
