@@ -34,8 +34,8 @@ async function gate(extra: readonly string[], json: string | null = join(root, `
   return { code, out: io.out.join(''), err: io.err.join(''), json: json ?? '', receipt: join(work, 'receipt.dsse.json') };
 }
 
-async function merge(files: readonly string[], extra: readonly string[] = ['--key', keys.privateKeyPath]): Promise<Run> {
-  const io = recordingIO(root);
+async function merge(files: readonly string[], extra: readonly string[] = ['--key', keys.privateKeyPath], env: Record<string, string> = {}): Promise<Run> {
+  const io = recordingIO(root, env);
   const receipt = join(root, `merged-${++runs}.dsse.json`);
   const json = join(root, `merged-${runs}.json`);
   const code = await runCli(['merge', ...files, '--receipt', receipt, '--json', json, ...extra], io);
@@ -174,6 +174,12 @@ describe('trace-inspector merge', () => {
     expect(tampered.code).toBe(1);
     expect(tampered.out).toContain(`SHARD: bad signature on shard 2/2 (${shard2.json}): its receipt ${forged} does not verify`);
     expect(existsSync(tampered.receipt)).toBe(false);
+    // No key given: the per-user default key, which did not sign these shards.
+    const config = join(root, 'config-of-another-user');
+    const byDefault = await merge([...signed(shard1), ...signed(shard2)], [], { TRACE_INSPECTOR_CONFIG_DIR: config });
+    expect(byDefault.code).toBe(1);
+    expect(byDefault.out).toContain(`SHARD: bad signature on shard 1/2 (${shard1.json})`);
+    expect(existsSync(byDefault.receipt)).toBe(false);
   });
 
   it('a receipt that signs other evidence, or a result edited after it was signed, is a FAIL naming the shard', async () => {
