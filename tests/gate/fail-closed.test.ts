@@ -332,7 +332,7 @@ describe("the reference's own padding past `valid` keeps its declared policy", (
   }, 60_000);
 });
 
-describe('a native bundle given as the reference is refused up front', () => {
+describe('a native bundle given as the reference: refused up front by gate and capture unless contracts are supplied', () => {
   function nativeToy(root: string): string {
     const weights = dummyWeights(root);
     return writeBundle(join(root, 'native'), {
@@ -369,11 +369,17 @@ describe('a native bundle given as the reference is refused up front', () => {
     expect(existsSync(out)).toBe(false);
   });
 
-  it("the app's open reference: refused with the same words", async () => {
+  it("the app's open reference: taken as compare takes it, under the default contract the session states (not silently contract-less)", async () => {
+    // The app's two-bundle session follows compare: a native reference is judged bit_exact by
+    // default (--contract bit_exact), and the session says so; gate and capture (above) need it asked for.
     const root = tempDir('fc-native-session');
-    const failure = await openReference(nativeToy(root)).catch((error: unknown) => error);
-    expect(failure).toBeInstanceOf(BundleError);
-    expect((failure as BundleError).field).toBe('kind');
-    expect((failure as Error).message).toMatch(refusal);
+    const opened = await openReference(nativeToy(root));
+    try {
+      expect(opened.contracts.kind).toBe('default');
+      expect(opened.contracts.description).toMatch(/bit_exact for every boundary the native reference declares no contract for/);
+      for (const pass of opened.bundle.passes) for (const entry of pass.boundaries) expect(entry.contract?.kind, entry.name).toBe('bit_exact');
+    } finally {
+      await Promise.all([opened.raw.close(), opened.rawOracle?.close()]);
+    }
   });
 });
