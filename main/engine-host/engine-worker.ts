@@ -186,6 +186,8 @@ interface PooledPass {
   readonly index: number;
   readonly names: Set<string>;
   records: number;
+  /** The pass file a record's error names. */
+  readonly file: string;
 }
 
 /** The native memory calls this worker may use (null: write() everywhere). */
@@ -425,7 +427,7 @@ class EngineWorker {
     if (capture.kind === 'direct') return capture.writer.beginPass(index, kind);
     capture.pool.throwIfFailed();
     capture.pool.beginPass(index, kind);
-    capture.pass = { index, names: new Set(), records: 0 };
+    capture.pass = { index, names: new Set(), records: 0, file: join(capture.dir, passFileName(index)) };
   }
 
   /**
@@ -673,7 +675,7 @@ class EngineWorker {
   ): void {
     const pass = capture.pass;
     if (pass === null) throw new Error('no captured pass is open');
-    const file = join(capture.dir, passFileName(pass.index));
+    const file = pass.file;
     checkCaptureRecord(file, pass, name, stage, dtype, shape, strides, null);
     let headerBytes: number;
     try {

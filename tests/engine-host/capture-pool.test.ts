@@ -48,14 +48,14 @@ async function withEnv<T>(vars: Record<string, string>, body: () => Promise<T>):
   }
 }
 
-/** The bulk engine (8 records of 16 KiB per pass), prefill and 3 decodes, captured into `dir`. */
-async function bulkCapture(dir: string): Promise<PassResult[]> {
+/** The bulk engine (8 records of `rows` x 4 KiB per pass), prefill and 3 decodes, captured into `dir`. */
+async function bulkCapture(dir: string, rows: number): Promise<PassResult[]> {
   const host = await EngineHost.start({ library: testlib('bulk_engine') });
   try {
     const inputs = toyInputs();
     await host.open();
     await setInputs(host, inputs);
-    await host.setOption('bulk.rows', '4');
+    await host.setOption('bulk.rows', String(rows));
     await host.beginCapture(dir, captureHeader(host, inputs));
     const results: PassResult[] = [];
     for (const kind of ['prefill', 'decode', 'decode', 'decode'] as const) results.push(await host.runPass(kind));
@@ -83,17 +83,26 @@ async function contents(dir: string): Promise<{ pass: number; name: string; sha2
 }
 
 describe.runIf(nativeMemory() !== null)('the capture pool', () => {
-  it('a pool of 64 KiB, far smaller than a pass (128 KiB): the engine waits, and every record lands whole and in order', async () => {
+  it.each([
+    ['a pool of 64 KiB, far smaller than a pass (128 KiB): the engine waits', 4, 64 * 1024],
+    ['a pool of 16 KiB, smaller than a record (64 KiB): the pool grows to hold one', 16, 16 * 1024],
+  ])('%s, and every record lands whole and in order', async (_, rows, poolBytes) => {
     const pooledDir = captureDir('pool-tiny');
-    const pooled = await withEnv({ TRACE_INSPECTOR_CAPTURE_POOL_BYTES: String(64 * 1024) }, () => bulkCapture(pooledDir));
+    const pooled = await withEnv({ TRACE_INSPECTOR_CAPTURE_POOL_BYTES: String(poolBytes) }, () => bulkCapture(pooledDir, rows));
     const directDir = captureDir('pool-direct');
-    await withEnv({ TRACE_INSPECTOR_SPILL: 'write' }, () => bulkCapture(directDir));
+    await withEnv({ TRACE_INSPECTOR_SPILL: 'write' }, () => bulkCapture(directDir, rows));
 
     for (const result of pooled) expect(result.status).toBe('ok');
     const stats = pooled.map((result) => (result.status === 'ok' ? result.capture : undefined));
-    expect(stats.every((stat) => stat?.poolBytes === 64 * 1024)).toBe(true);
-    // Back-pressure happened: the engine's thread found the pool full and waited for the writer.
-    expect(stats.reduce((sum, stat) => sum + (stat?.waits ?? 0), 0)).toBeGreaterThan(0);
+    const record = rows * 4096;
+    if (record < poolBytes) {
+      expect(stats.every((stat) => stat?.poolBytes === poolBytes)).toBe(true);
+      // Back-pressure happened: the engine's thread found the pool full and waited for the writer.
+      expect(stats.reduce((sum, stat) => sum + (stat?.waits ?? 0), 0)).toBeGreaterThan(0);
+    } else {
+      // Grown to hold one record (and its frame), no more.
+      expect(stats.every((stat) => (stat?.poolBytes ?? 0) > record && (stat?.poolBytes ?? 0) < 2 * record)).toBe(true);
+    }
 
     const got = await contents(pooledDir);
     const want = await contents(directDir);

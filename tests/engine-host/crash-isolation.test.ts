@@ -1,8 +1,9 @@
 // A SIGSEGV, an abort or a hang in the engine costs the run, not the caller: the pending pass
 // resolves 'crashed' / 'timeout' naming pass 1 and the last boundary received, the capture is
 // recovered with every record written before the death, and the dead host refuses further calls.
-// The record path is covered both ways: through shared mappings (the default where the C library
-// has them) and by write() (TRACE_INSPECTOR_SPILL=write).
+// The record path is covered both ways: through the capture pool and its writer thread (the
+// default where the C library has shared mappings) and by write() on the engine's thread
+// (TRACE_INSPECTOR_SPILL=write).
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
@@ -119,7 +120,7 @@ describe('crash isolation (process)', () => {
     }
   });
 
-  it('segv_engine with TRACE_INSPECTOR_SPILL=write (crumb and spill by write(), no shared mapping): the same outcome', async () => {
+  it('segv_engine with TRACE_INSPECTOR_SPILL=write (crumb and spill by write() on the engine thread, no capture pool): the same outcome', async () => {
     const saved = process.env['TRACE_INSPECTOR_SPILL'];
     process.env['TRACE_INSPECTOR_SPILL'] = 'write'; // inherited by the engine-host process
     try {
