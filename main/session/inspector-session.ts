@@ -66,7 +66,7 @@ export interface InspectorSessionOptions {
   env?: Env;
   /** Watchdog per engine call (default: the engine host's, 60 s). */
   passTimeoutMs?: number;
-  /** The judging workers (default: one per core, at most 4; Node's heap limits). */
+  /** The judging workers (default: one per core but one, 1 to 4; Node's heap limits). */
   judge?: JudgePoolOptions;
 }
 

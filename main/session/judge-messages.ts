@@ -70,6 +70,16 @@ export interface JudgeJob {
   readonly views: { readonly reference: ContractSource | null; readonly oracle: ContractSource | null; readonly map: BoundaryMap | null };
 }
 
+/**
+ * One judgeCase call: whole passes, or (`range` set, one pass) the pass's rows [from, to) in
+ * execution order — a long pass is judged in parts. `completes`: the last rows of its passes.
+ */
+export interface PassSlice {
+  readonly passes: readonly number[];
+  readonly range: { readonly from: number; readonly to: number } | null;
+  readonly completes: boolean;
+}
+
 /** Where a bundle is: enough for a worker to open it. */
 export type BundlePlace = Pick<BundleRef, 'kind' | 'dir'>;
 
@@ -77,7 +87,7 @@ export type ToWorker =
   | { readonly type: 'open'; readonly places: readonly BundlePlace[] }
   | { readonly type: 'manifest'; readonly requestId: number; readonly place: BundlePlace }
   | { readonly type: 'begin'; readonly jobId: number; readonly job: JudgeJob }
-  | { readonly type: 'slice'; readonly jobId: number; readonly slice: number; readonly passes: readonly number[] }
+  | { readonly type: 'slice'; readonly jobId: number; readonly slice: number; readonly passes: readonly number[]; readonly range: PassSlice['range'] }
   | { readonly type: 'audio'; readonly jobId: number; readonly verdicts: readonly SessionVerdict[]; readonly judged: readonly number[] };
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);

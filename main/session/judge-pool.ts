@@ -16,18 +16,17 @@ import type { AudioStreamJudgement } from '../core/gate/gate-types.ts';
 import { packageRoot } from '../core/tool/tool-info.ts';
 import { BundleError, type BundleErrorCode } from '../core/bundle/errors.ts';
 import type { BundleManifest, PassEntry } from '../core/bundle/manifest-schema.ts';
-import { parseFromWorker, parseManifestMessage, type BundlePlace, type FromWorker, type JudgeJob, type SessionVerdict, type ToWorker } from './judge-messages.ts';
+import { parseFromWorker, parseManifestMessage, type BundlePlace, type FromWorker, type JudgeJob, type PassSlice, type SessionVerdict, type ToWorker } from './judge-messages.ts';
 
 export interface JudgePoolOptions {
-  /** Workers at most (default: one per core, at most 4). */
+  /** Workers at most (default: one per core but one, which is left to the serving thread; 1 to 4). */
   workers?: number;
   /** Heap limits of each worker (default Node's). */
   resourceLimits?: ResourceLimits;
 }
 
 /** One judged slice, handed over in pass order. */
-export interface JudgedSlice {
-  passes: readonly number[];
+export interface JudgedSlice extends PassSlice {
   verdicts: SessionVerdict[];
   contracts: Record<string, Contract>;
   /** The worker thread that judged it (never the session's own thread). */
@@ -36,8 +35,8 @@ export interface JudgedSlice {
 
 export interface JudgeRequest {
   job: JudgeJob;
-  /** Slices of passes, in pass order: each is one judgeCase call on a worker. */
-  slices: readonly (readonly number[])[];
+  /** Slices of passes, in execution order: each is one judgeCase call on a worker. */
+  slices: readonly PassSlice[];
   onSlice: (slice: JudgedSlice) => void;
   /**
    * After the last slice: the verdicts whose audio streams are to be judged (the PCM rows of
@@ -64,7 +63,7 @@ export class JudgePool {
   private closed = false;
 
   constructor(private readonly options: JudgePoolOptions = {}) {
-    this.limit = Math.max(1, options.workers ?? Math.min(4, availableParallelism()));
+    this.limit = Math.max(1, options.workers ?? Math.min(4, availableParallelism() - 1));
   }
 
   /** Judges every slice; resolves with the audio streams' judgements once the last slice is handed over. */
@@ -99,7 +98,8 @@ export class JudgePool {
       const feed = (worker: Worker): void => {
         if (settled || nextSlice >= slices.length) return;
         const slice = nextSlice++;
-        worker.postMessage({ type: 'slice', jobId, slice, passes: [...(slices[slice] ?? [])] } satisfies ToWorker);
+        const { passes, range } = slices[slice] as PassSlice;
+        worker.postMessage({ type: 'slice', jobId, slice, passes: [...passes], range } satisfies ToWorker);
       };
 
       /** Every slice is handed over (so every worker is idle): the audio streams, on `worker`. */
@@ -112,7 +112,7 @@ export class JudgePool {
           return;
         }
         if (rows === null) finish({ ok: true, judgements: [] });
-        else worker.postMessage({ type: 'audio', jobId, verdicts: rows, judged: slices.flat() } satisfies ToWorker);
+        else worker.postMessage({ type: 'audio', jobId, verdicts: rows, judged: slices.flatMap((slice) => slice.passes) } satisfies ToWorker);
       };
 
       const deliver = (): void => {
@@ -142,7 +142,7 @@ export class JudgePool {
           finish({ ok: true, judgements: message.judgements });
           return;
         }
-        done.set(message.slice, { passes: slices[message.slice] ?? [], verdicts: message.verdicts, contracts: message.contracts, threadId: message.threadId });
+        done.set(message.slice, { ...(slices[message.slice] as PassSlice), verdicts: message.verdicts, contracts: message.contracts, threadId: message.threadId });
         deliver();
         if (settled) return;
         if (nextDelivery === slices.length) judgeAudio(worker);

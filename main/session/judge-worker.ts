@@ -193,6 +193,7 @@ async function handle(message: ToWorker): Promise<FromWorker | null> {
       nativeUnreadable: job.nativeUnreadable,
       contracts,
       passes: message.passes,
+      ...(message.range === null ? {} : { slotRange: message.range }),
       audioStreams: false,
     });
     return { type: 'slice', jobId: message.jobId, slice: message.slice, threadId, verdicts: judged.verdicts.map(sessionVerdict), contracts };

@@ -248,11 +248,16 @@ export class RunController {
     try {
       judged = await judgePasses(this.hooks.pool, this.judgeContext(reference, description), { bundle: native, kind: 'bundle', map }, passes, stop, null, [], (slice) => {
         if (this.run !== run) return;
-        for (const pass of slice.passes) {
-          run.verdicts.set(pass, slice.verdicts.filter((verdict) => verdict.pass === pass));
-          run.passStates.set(pass, 'done');
+        // A part of a long pass adds to its rows; the pass is done with its last part.
+        for (const verdict of slice.verdicts) {
+          const list = run.verdicts.get(verdict.pass);
+          if (list === undefined) run.verdicts.set(verdict.pass, [verdict]);
+          else list.push(verdict);
         }
-        judgedPasses += slice.passes.length;
+        if (slice.completes) {
+          for (const pass of slice.passes) run.passStates.set(pass, 'done');
+          judgedPasses += slice.passes.length;
+        }
         run.message = `judging ${native.dir}: ${judgedPasses} of ${passes.length} passes`;
         this.hooks.rowsChanged('append');
         this.hooks.changed();

@@ -9,11 +9,11 @@
 // there, a broken stream bound goes on the newest pass's row.
 import type { EngineDescription } from '../engine-host/engine-description.ts';
 import type { TraceBundle } from '../core/bundle/bundle-reader.ts';
-import { audioBoundsOf, type Contract, type RunOutcome } from '../core/bundle/manifest-schema.ts';
+import { audioBoundsOf, type Contract, type PassEntry, type RunOutcome } from '../core/bundle/manifest-schema.ts';
 import { applyAudioStream } from '../core/gate/audio-stream-verdicts.ts';
 import type { RunStop } from '../core/gate/case-verdicts.ts';
 import { emptyCounts, type LedgerEntry } from '../core/gate/gate-types.ts';
-import type { BundleRef, SessionVerdict } from './judge-messages.ts';
+import type { BundleRef, PassSlice, SessionVerdict } from './judge-messages.ts';
 import type { BoundaryMap } from '../core/compare/boundary-map.ts';
 import type { ContractSource } from '../core/compare/contracts-file.ts';
 import type { JudgePool, JudgedSlice } from './judge-pool.ts';
@@ -46,35 +46,56 @@ export function bundleRef(bundle: TraceBundle, kind: BundleRef['kind'] = 'bundle
 }
 
 /**
- * A slice is at least one pass, and at most about this many rows: receiving a slice's verdicts
- * (a structured clone of their comparison records) is work on the serving thread, kept to a few
- * milliseconds a slice...
+ * A slice holds whole passes up to about this many rows; a pass with more is judged in parts.
+ * Receiving a slice's verdicts is work on the serving thread, kept to a few milliseconds...
  */
 const SLICE_ROWS = 500;
-/** ...or this many bytes of reference tensors (each read on both sides, and again for the oracle). */
-const SLICE_BYTES = 64 * 1024 * 1024;
+/**
+ * ...and up to this many bytes of reference tensors (each read and hashed on both sides, and again
+ * for the oracle): a 1,024-token prefill of a real model (~0.4 GB) is judged in parts on every
+ * worker at once, and its first rows come after its first part rather than the whole pass.
+ */
+const SLICE_BYTES = 32 * 1024 * 1024;
+
+function passEntry(bundle: TraceBundle | null, index: number): PassEntry | undefined {
+  const at = bundle?.passes[index];
+  return at?.index === index ? at : bundle?.passes.find((pass) => pass.index === index);
+}
+
+/** The rows judgeCase considers for a pass: every boundary either side holds (its slots). */
+function slotCount(reference: TraceBundle, native: TraceBundle | null, pass: number): number {
+  const names = new Set((passEntry(reference, pass)?.boundaries ?? []).map((entry) => entry.name));
+  for (const entry of passEntry(native, pass)?.boundaries ?? []) names.add(entry.name);
+  return names.size;
+}
 
 /**
- * The passes cut into slices, in order: the first pass alone (the first rows appear as soon as
- * one pass is judged), then runs of passes up to SLICE_ROWS rows or SLICE_BYTES bytes, so a
- * 50k-row run is a few dozen hand-overs rather than one per pass or one at the end.
+ * The passes cut into slices, in execution order: the first pass alone (the first rows appear as
+ * soon as it, or its first part, is judged), then runs of whole passes up to SLICE_ROWS rows and
+ * SLICE_BYTES bytes; a pass larger than either is cut into parts of its rows.
  */
-export function passSlices(reference: TraceBundle, passes: readonly number[]): number[][] {
-  const slices: number[][] = [];
+export function passSlices(reference: TraceBundle, native: TraceBundle | null, passes: readonly number[]): PassSlice[] {
+  const slices: { passes: number[]; range: PassSlice['range']; completes: boolean }[] = [];
   let rows = 0;
   let bytes = 0;
   for (const pass of passes) {
-    const entry = reference.passes[pass];
-    const passRows = entry?.boundaries.length ?? 1;
-    const passBytes = entry?.boundaries.reduce((sum, boundary) => sum + boundary.byte_length, 0) ?? 0;
+    const count = slotCount(reference, native, pass);
+    const passBytes = (passEntry(reference, pass)?.boundaries ?? []).reduce((sum, boundary) => sum + boundary.byte_length, 0);
+    const parts = Math.min(Math.max(1, count), Math.max(Math.ceil(count / SLICE_ROWS), Math.ceil(passBytes / SLICE_BYTES)));
+    if (parts > 1) {
+      for (let part = 0; part < parts; part++) {
+        slices.push({ passes: [pass], range: { from: Math.floor((part * count) / parts), to: Math.floor(((part + 1) * count) / parts) }, completes: part === parts - 1 });
+      }
+      continue;
+    }
     const last = slices.at(-1);
-    if (last === undefined || slices.length === 1 || rows + passRows > SLICE_ROWS || bytes + passBytes > SLICE_BYTES) {
-      slices.push([pass]);
-      rows = passRows;
+    if (last === undefined || last.range !== null || slices.length === 1 || rows + count > SLICE_ROWS || bytes + passBytes > SLICE_BYTES) {
+      slices.push({ passes: [pass], range: null, completes: true });
+      rows = count;
       bytes = passBytes;
     } else {
-      last.push(pass);
-      rows += passRows;
+      last.passes.push(pass);
+      rows += count;
       bytes += passBytes;
     }
   }
@@ -121,7 +142,7 @@ export async function judgePasses(
       stop,
       nativeUnreadable,
     },
-    slices: passSlices(context.reference, passes),
+    slices: passSlices(context.reference, native?.bundle ?? null, passes),
     onSlice: (slice) => {
       Object.assign(context.contracts, slice.contracts);
       for (const verdict of slice.verdicts) {

@@ -84,6 +84,22 @@ function nextPassOf(source: SnapshotSource): number | null {
   return null;
 }
 
+/**
+ * A pass's counts and first divergence, kept while its verdict list is the same array of the same
+ * length: snapshots go out after every judged slice and answer every getSession, and counting a
+ * 50k-row run each time would be most of their cost. (A list is only ever appended to; verdicts
+ * changed in place — a broken audio stream bound — are stored as a new list.)
+ */
+const passSummaries = new WeakMap<readonly SessionVerdict[], { length: number; counts: VerdictCounts; first: BoundaryRef | null }>();
+
+function passSummary(verdicts: readonly SessionVerdict[]): { counts: VerdictCounts; first: BoundaryRef | null } {
+  const kept = passSummaries.get(verdicts);
+  if (kept !== undefined && kept.length === verdicts.length) return kept;
+  const summary = { length: verdicts.length, counts: countVerdicts(verdicts), first: firstDivergenceOf(verdicts) };
+  passSummaries.set(verdicts, summary);
+  return summary;
+}
+
 export function buildSnapshot(source: SnapshotSource): SessionSnapshot {
   const { run, reference } = source;
   // Per pass, then summed: a snapshot goes out after every judged slice of a 50k-row run, and
@@ -94,11 +110,11 @@ export function buildSnapshot(source: SnapshotSource): SessionSnapshot {
   let firstDivergence: BoundaryRef | null = null;
   for (const pass of [...run.verdicts.keys()].sort((a, b) => a - b)) {
     const verdicts = run.verdicts.get(pass) ?? [];
-    const those = countVerdicts(verdicts);
-    passCounts.set(pass, those);
-    for (const verdict of VERDICTS) counts[verdict] += those[verdict];
+    const summary = passSummary(verdicts);
+    passCounts.set(pass, { ...summary.counts });
+    for (const verdict of VERDICTS) counts[verdict] += summary.counts[verdict];
     rowCount += verdicts.length;
-    if (firstDivergence === null) firstDivergence = firstDivergenceOf(verdicts);
+    if (firstDivergence === null) firstDivergence = summary.first;
   }
   const timeline: TimelinePass[] = (reference?.bundle.passes ?? []).map((pass) => ({
     index: pass.index,

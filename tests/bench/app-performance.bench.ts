@@ -4,6 +4,11 @@
 //       <= 300 ms), against the same table with 1k rows measured in the same run (the ratio);
 //       plus the DOM row count after scrolling to the middle (virtualisation evidence) and the
 //       frame intervals of a programmatic scroll, 50k vs 1k;
+//   (c) opening the 50k-row run (judged on worker threads, rows streamed slice by slice): openRun
+//       sent -> the table first painted with rows (target <= 1.5 s), and the longest getSession
+//       round trip of a second connection pinging every 10 ms meanwhile (target: the serving
+//       thread never blocked > 100 ms), against the 1k run, the idle round trip, and the design
+//       it replaced measured here on the same bundles (judgeCase over the whole run on one thread);
 //   (b) row press -> first painted heatmap of a 4096 x 4096 F32 boundary (target <= 1 s), with
 //       the bytes of its getTensorView reply frame (the tensor is 64 MiB per side), against a
 //       64 x 64 boundary of the same run.
@@ -31,19 +36,25 @@ import { WebSocket, type RawData } from 'ws';
 import { z } from 'zod';
 import {
   INSPECTOR_METHODS,
+  EventFrameSchema,
   ReplyFrameSchema,
+  type InspectorEvent,
   type InspectorMethod,
   type MethodRequest,
   type MethodResponse,
   type SessionSnapshot,
 } from '../../protocol/inspector-api.ts';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
+import { judgeCase } from '../../main/core/gate/case-verdicts.ts';
+import { catalogueFromReference } from '../../main/session/session-judge.ts';
 import { faithful } from '../gate/gate-fixtures.ts';
 import type { TensorSpec } from '../helpers/bundle-builder.ts';
 import { f32Bytes, writePair, writeTablePair, type BundlePair } from '../helpers/synthetic-run.ts';
 import { freshTempDir } from '../helpers/paths.ts';
 import { collectPageErrors, launchChromium, startServe, type ServeProcess } from '../e2e/serve-harness.ts';
 
-export const TARGETS = { tablePaintMs: 300, heatmapPaintMs: 1000 } as const;
+export const TARGETS = { tablePaintMs: 300, heatmapPaintMs: 1000, firstRowsMs: 1500, socketBlockMs: 100 } as const;
 
 const TABLE_PASSES = 50;
 const TABLE_PER_PASS = 1000;
@@ -53,6 +64,8 @@ const SMALL_SIDE = 64;
 const TABLE_REPS = 3;
 const BASELINE_REPS = 5;
 const HEATMAP_REPS = 2;
+const OPEN_REPS = 2;
+const PING_EVERY_MS = 10;
 const WAIT_MS = 180_000;
 /** Pixels per scripted scroll frame: 7.5 rows, so every frame mounts new rows. */
 const SCROLL_STEP_PX = 150;
@@ -109,12 +122,13 @@ function heatmapPair(root: string, caseId: string): BundlePair {
 
 // ---- a second API client (this process) -----------------------------------------------------------
 
-interface ApiClient {
+export interface ApiClient {
   call<M extends InspectorMethod>(method: M, request: MethodRequest<M>): Promise<MethodResponse<M>>;
   close(): void;
 }
 
-async function connectApi(serve: ServeProcess): Promise<ApiClient> {
+/** A WebSocket client of `serve` (this process), every reply checked as the renderer checks it; events go to `onEvent`. */
+export async function connectApi(serve: Pick<ServeProcess, 'origin' | 'token'>, onEvent: (event: InspectorEvent) => void = () => undefined): Promise<ApiClient> {
   const socket = new WebSocket(`${serve.origin.replace('http://', 'ws://')}/api?token=${encodeURIComponent(serve.token)}`, { maxPayload: 0 });
   await new Promise<void>((resolvePromise, reject) => {
     socket.once('open', () => resolvePromise());
@@ -125,7 +139,12 @@ async function connectApi(serve: ServeProcess): Promise<ApiClient> {
     const text = Buffer.isBuffer(data) ? data.toString('utf8') : Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data).toString('utf8');
     const parsed: unknown = JSON.parse(text);
     const reply = ReplyFrameSchema.safeParse(parsed);
-    if (!reply.success) return; // an EventFrame: the page is the one that follows snapshots
+    if (!reply.success) {
+      // An EventFrame (the page follows snapshots itself; a bench may listen).
+      const frame = EventFrameSchema.safeParse(parsed);
+      if (frame.success) onEvent(frame.data.event);
+      return;
+    }
     const entry = pending.get(reply.data.id);
     if (entry === undefined) return;
     pending.delete(reply.data.id);
@@ -155,8 +174,17 @@ async function connectApi(serve: ServeProcess): Promise<ApiClient> {
  * and records long animation frames (their end is when that frame's rendering finished).
  */
 const INIT_SCRIPT = `(() => {
-  const log = { frames: [], loaf: [] };
+  const log = { frames: [], loaf: [], paints: [] };
   Object.defineProperty(window, '__tiBench', { value: log });
+  // Every commit of the boundary table (its rowsVersion attribute changes in the layout effect that
+  // stamps rowsPaintedAt): when, which version, how many rows it shows.
+  new MutationObserver((records) => {
+    for (const record of records) {
+      const table = record.target;
+      if (!(table instanceof Element) || table.getAttribute('data-testid') !== 'boundary-table') continue;
+      log.paints.push({ t: performance.now(), version: Number(table.getAttribute('data-rows-version')), rows: Number(table.getAttribute('data-row-count')) });
+    }
+  }).observe(document, { subtree: true, attributes: true, attributeFilter: ['data-rows-version'] });
   const size = (d) => typeof d === 'string' ? d.length : (d && typeof d.byteLength === 'number' ? d.byteLength : 0);
   const head = (d) => typeof d === 'string' ? d.slice(0, 160) : '';
   const Native = window.WebSocket;
@@ -406,6 +434,93 @@ async function measureScroll(page: Page, fromMiddle: boolean): Promise<z.infer<t
   );
 }
 
+// ---- (c) opening a run: first rows and the serving thread ------------------------------------------
+
+const PaintsSchema = z.object({ timeOrigin: z.number(), paints: z.array(z.object({ t: z.number(), version: z.number(), rows: z.number() })) });
+
+/** Round trips of getSession on this client, one after another every PING_EVERY_MS, until stopped. */
+function pinger(client: ApiClient): { stop: () => Promise<number[]> } {
+  const rtts: number[] = [];
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const started = performance.now();
+      await client.call('getSession', {});
+      rtts.push(performance.now() - started);
+      await new Promise((resolvePromise) => setTimeout(resolvePromise, PING_EVERY_MS));
+    }
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+      return rtts;
+    },
+  };
+}
+
+interface OpenSample {
+  rowCount: number;
+  /** Wall: openRun sent -> the table first painted with rows. */
+  firstRowsMs: number;
+  /** Wall: openRun sent -> the table painted with every row. */
+  allRowsMs: number;
+  /** Wall: openRun sent -> its reply (judging done). */
+  openRunMs: number;
+  /** Table commits between the first rows and all of them. */
+  paints: number;
+  /** getSession round trips during the open: the longest, and how many. */
+  maxPingMs: number;
+  pings: number;
+}
+
+/** Opens `pair`'s run from an empty table while a second connection pings the server. */
+async function measureOpen(page: Page, client: ApiClient, pinging: ApiClient, pair: BundlePair): Promise<OpenSample> {
+  const opened = await client.call('openBundle', { dir: pair.referenceDir });
+  await waitRowsVersion(page, opened.rowsVersion);
+  await page.evaluate('window.__tiBench.paints.length = 0');
+  const ping = pinger(pinging);
+  const sentAt = nowEpoch();
+  const snapshot = await client.call('openRun', { dir: pair.nativeDir });
+  const repliedAt = nowEpoch();
+  await waitRowsVersion(page, snapshot.rowsVersion);
+  const rtts = await ping.stop();
+  const log = PaintsSchema.parse(await page.evaluate('({ timeOrigin: performance.timeOrigin, paints: window.__tiBench.paints.slice() })'));
+  const withRows = log.paints.filter((paint) => paint.rows > 0);
+  const first = withRows[0];
+  const all = withRows.find((paint) => paint.rows === snapshot.rowCount);
+  if (first === undefined || all === undefined) throw new Error(`the table was never painted with rows after openRun (paints: ${JSON.stringify(log.paints)})`);
+  return {
+    rowCount: snapshot.rowCount,
+    firstRowsMs: log.timeOrigin + first.t - sentAt,
+    allRowsMs: log.timeOrigin + all.t - sentAt,
+    openRunMs: repliedAt - sentAt,
+    paints: withRows.filter((paint) => paint.t <= all.t).length,
+    maxPingMs: Math.max(...rtts),
+    pings: rtts.length,
+  };
+}
+
+/**
+ * The design this replaced, on the same bundles in this process: judgeCase over every pass on one
+ * thread, as the serving thread did before any row existed; its wall time and the longest the
+ * thread could not answer (monitorEventLoopDelay's max).
+ */
+async function judgeOnOneThread(pair: BundlePair): Promise<{ wallMs: number; maxBlockMs: number }> {
+  const [reference, native] = await Promise.all([openBundle(pair.referenceDir, { verify: 'none' }), openBundle(pair.nativeDir, { verify: 'none' })]);
+  try {
+    const delay = monitorEventLoopDelay({ resolution: 10 });
+    delay.enable();
+    const started = performance.now();
+    await judgeCase({ caseId: pair.caseId, reference, native, oracle: null, description: catalogueFromReference(reference), ledger: [], stop: null, nativeUnreadable: null, contracts: {} });
+    const wallMs = performance.now() - started;
+    delay.disable();
+    return { wallMs, maxBlockMs: delay.max / 1e6 };
+  } finally {
+    await Promise.all([reference.close(), native.close()]);
+  }
+}
+
 // ---- (b) the heatmap ------------------------------------------------------------------------
 
 interface HeatmapSample {
@@ -540,6 +655,49 @@ export async function benchAppPerformance(): Promise<string[]> {
       `    scroll, ${SCROLL_FRAMES} frames of ${SCROLL_STEP_PX} px: frame interval 50k ${spread(scrollBig.intervals)}, ${over(scrollBig.intervals)} over 20 ms; ` +
         `1k ${spread(scrollSmall.intervals)}, ${over(scrollSmall.intervals)} over 20 ms; median ratio ${(median(scrollBig.intervals) / median(scrollSmall.intervals)).toFixed(2)}`,
     );
+
+    // (c) ---------------------------------------------------------------------------------------
+    const pinging = await connectApi(serve);
+    try {
+      const idle = pinger(pinging);
+      await new Promise((resolvePromise) => setTimeout(resolvePromise, 1000));
+      const idleRtts = await idle.stop();
+      const opens = new Map<string, OpenSample[]>();
+      for (const [label, pair] of [
+        ['1k', baseline],
+        ['50k', big],
+      ] as const) {
+        const list: OpenSample[] = [];
+        for (let rep = 0; rep < OPEN_REPS; rep++) list.push(await measureOpen(page, client, pinging, pair));
+        opens.set(label, list);
+      }
+      const oneThread = await judgeOnOneThread(big);
+      const open50k = opens.get('50k') ?? [];
+      const open1k = opens.get('1k') ?? [];
+      const of = (list: OpenSample[], key: keyof OpenSample): number[] => list.map((sample) => sample[key]);
+      const firstRows = median(of(open50k, 'firstRowsMs'));
+      const maxPing = Math.max(...of(open50k, 'maxPingMs'));
+      const idlePing = median(idleRtts);
+      lines.push('');
+      lines.push(`(c) opening a run from an empty table, judged on worker threads and streamed: ${open50k[0]?.rowCount ?? 0} rows vs ${open1k[0]?.rowCount ?? 0}; a second connection sends getSession every ${PING_EVERY_MS} ms meanwhile`);
+      lines.push(`    openRun sent -> the table first painted with rows: 50k ${spread(of(open50k, 'firstRowsMs'))}; 1k ${spread(of(open1k, 'firstRowsMs'))}`);
+      lines.push(`    openRun sent -> every row painted: 50k ${spread(of(open50k, 'allRowsMs'))} in ${of(open50k, 'paints').join(', ')} table commits; openRun reply (judging done) ${spread(of(open50k, 'openRunMs'))}`);
+      lines.push(
+        `    baseline, the design this replaced (same bundles, this process): judgeCase over the whole run on one thread ${ms(oneThread.wallMs)} ms before any row existed, ` +
+          `the thread blocked up to ${ms(oneThread.maxBlockMs)} ms at a time`,
+      );
+      lines.push(
+        `    TARGET first rows <= ${TARGETS.firstRowsMs} ms: ${ms(firstRows)} ms (${(firstRows / TARGETS.firstRowsMs).toFixed(2)}x the target; ` +
+          `${(firstRows / oneThread.wallMs).toFixed(2)}x the one-thread judging that used to come first; ${(firstRows / median(of(open1k, 'firstRowsMs'))).toFixed(1)}x the 1k run's)`,
+      );
+      lines.push(
+        `    TARGET socket never blocked > ${TARGETS.socketBlockMs} ms: longest getSession round trip during the 50k opens ${ms(maxPing)} ms over ${of(open50k, 'pings').join(' + ')} pings ` +
+          `(idle round trip ${ms(idlePing)} ms median; ${(maxPing / TARGETS.socketBlockMs).toFixed(2)}x the target; ${(maxPing / oneThread.maxBlockMs).toFixed(2)}x the one-thread block); ` +
+          `1k opens ${ms(Math.max(...of(open1k, 'maxPingMs')))} ms`,
+      );
+    } finally {
+      pinging.close();
+    }
 
     // (b) ---------------------------------------------------------------------------------------
     const heatOpened = await client.call('openBundle', { dir: heat.referenceDir });

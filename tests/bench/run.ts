@@ -1,6 +1,7 @@
 // `npm run bench`: every benchmark, each printing its figures as ratios against a baseline
 // measured in the same run (never asserted: timings are evidence, not tests).
 import { benchAppPerformance } from './app-performance.bench.ts';
+import { benchAppScale } from './app-scale.bench.ts';
 import { benchCaptureOverhead } from './capture-overhead.bench.ts';
 import { benchComparator } from './comparator.bench.ts';
 import { benchRealTimeFactor } from './real-time-factor.bench.ts';
@@ -17,6 +18,7 @@ const benches: Bench[] = [
   { title: 'real-time factor, full pipeline (speech case)', run: benchRealTimeFactor },
   { title: 'scale: --gate and end-to-end compare on a scale-engine trace (TRACE_INSPECTOR_SCALE_GIB, default 4)', run: benchScale },
   { title: 'app performance in Chromium: 50k-row boundary table, 4096x4096 heatmap (serve mode)', run: benchAppPerformance },
+  { title: 'app on a large run: scale-engine trace stepped, opened and viewed in serve mode (TRACE_INSPECTOR_APP_SCALE_GIB, default 10)', run: benchAppScale },
 ];
 
 const only = process.argv.slice(2);

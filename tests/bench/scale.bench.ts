@@ -32,7 +32,7 @@ const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(0)} MB`;
 const met = (ok: boolean): string => (ok ? 'met' : 'MISSED');
 
 /** The run that fills about `bytes`: a 1,024-token prefill, then decodes with KV-cache records. */
-function runOfSize(bytes: number): ScaleRunSpec {
+export function runOfSize(bytes: number): ScaleRunSpec {
   const prompt = Array.from({ length: 1024 }, (_, i) => (i * 7919) % 65_536);
   let passes = 1;
   const base = { prompt, pcmSamples: 240_000, kvCache: true };

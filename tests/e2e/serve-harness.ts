@@ -19,6 +19,8 @@ export interface ServeProcess {
   origin: string;
   token: string;
   workDir: string;
+  /** The serve process (its memory is read from /proc by the benchmarks). */
+  pid: number;
   output: () => string;
   stop: () => Promise<void>;
 }
@@ -55,6 +57,7 @@ export async function startServe(extraArgs: readonly string[] = [], env: NodeJS.
     origin: parsed.origin,
     token: parsed.searchParams.get('token') ?? '',
     workDir,
+    pid: child.pid ?? 0,
     output: () => output,
     stop: async () => {
       if (child.exitCode !== null) return;

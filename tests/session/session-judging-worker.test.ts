@@ -18,7 +18,9 @@ import { judgePasses } from '../../main/session/session-judge.ts';
 import type { BoundaryRow, SessionSnapshot } from '../../protocol/inspector-api.ts';
 import { decodeRows } from '../../protocol/rows-columns.ts';
 import { mergeRows } from '../../protocol/rows-merge.ts';
-import { writeTablePair, type BundlePair } from '../helpers/synthetic-run.ts';
+import { faithful } from '../gate/gate-fixtures.ts';
+import type { TensorSpec } from '../helpers/bundle-builder.ts';
+import { f32Bytes, writePair, writeTablePair, type BundlePair } from '../helpers/synthetic-run.ts';
 import { failureOf, openSession, removeTempDirs, tempDir } from './session-fixtures.ts';
 
 const PASSES = 6;
@@ -56,20 +58,61 @@ describe('the judging pool', () => {
     const slices: JudgedSlice[] = [];
     const passes = native.passes.map((pass) => pass.index);
     // The first pass alone (the first rows as early as possible), then slices of at most 500 rows.
-    expect(passSlices(reference, passes)).toEqual(passes.map((pass) => [pass]));
+    expect(passSlices(reference, native, passes)).toEqual(passes.map((pass) => ({ passes: [pass], range: null, completes: true })));
     const judged = await judgePasses(pool, context(), { bundle: native, kind: 'bundle' }, passes, null, null, [], (slice) => slices.push(slice));
     expect(slices.map((slice) => slice.passes)).toEqual(passes.map((pass) => [pass]));
+    expect(new Set(slices.map((slice) => slice.threadId)).size).toBeGreaterThan(1);
     for (const slice of slices) expect(slice.threadId).not.toBe(threadId);
     const all: SessionVerdict[] = passes.flatMap((pass) => judged.byPass.get(pass) ?? []);
     expect(all.map((verdict) => `${verdict.pass}:${verdict.boundary} ${verdict.verdict} ${String(verdict.kind)} ${String(verdict.reference?.structural === null ? verdict.reference.maxAbs : null)} ${verdict.reason}`)).toEqual(await gateLines());
     expect(judged.revised).toBe(false);
   });
 
+  it('judges a long pass in parts; the parts are the pass judged whole, its pass-level finding once, first', async () => {
+    // Two passes of 1,100 rows (each judged in 3 parts); the native's pass 1 says mode audio.
+    const rows = (pass: number, moved: boolean): TensorSpec[] =>
+      Array.from({ length: 1100 }, (_, i) => ({
+        name: `b${String(i).padStart(4, '0')}`,
+        stage: 's',
+        dtype: 'F32' as const,
+        shape: [2],
+        data: f32Bytes(Float32Array.from([i + pass, moved && i % 400 === 9 ? 1 : 0])),
+        ...(moved ? {} : { contract: faithful(1e-5, 1e-5) }),
+      }));
+    const long = writePair(tempDir('judging-parts'), 'parts', [0, 1].map((pass) => ({ kind: pass === 0 ? ('prefill' as const) : ('decode' as const), mode: 'text' as const, boundaries: rows(pass, false) })), [
+      { kind: 'prefill', mode: 'text', boundaries: rows(0, true) },
+      { kind: 'decode', mode: 'audio', boundaries: rows(1, true) },
+    ]);
+    const [longReference, longNative] = await Promise.all([openBundle(long.referenceDir), openBundle(long.nativeDir)]);
+    try {
+      const description = catalogueFromReference(longReference);
+      const slices = passSlices(longReference, longNative, [0, 1]);
+      expect(slices.map((slice) => [slice.passes, slice.range, slice.completes])).toEqual([
+        [[0], { from: 0, to: 366 }, false],
+        [[0], { from: 366, to: 733 }, false],
+        [[0], { from: 733, to: 1100 }, true],
+        [[1], { from: 0, to: 366 }, false],
+        [[1], { from: 366, to: 733 }, false],
+        [[1], { from: 733, to: 1100 }, true],
+      ]);
+      const context: JudgeContext = { caseId: 'parts', reference: longReference, oracle: null, description, ledger: [], contracts: {}, referenceContracts: null, oracleContracts: null };
+      const judged = await judgePasses(pool, context, { bundle: longNative, kind: 'bundle' }, [0, 1], null);
+      const parts = [0, 1].flatMap((pass) => judged.byPass.get(pass) ?? []);
+      const whole = await judgeCase({ caseId: 'parts', reference: longReference, native: longNative, oracle: null, description, ledger: [], stop: null, nativeUnreadable: null, contracts: {} });
+      const line = (verdict: { pass: number; boundary: string; verdict: string; kind: string | null; reason: string }): string => `${verdict.pass}:${verdict.boundary} ${verdict.verdict} ${String(verdict.kind)} ${verdict.reason}`;
+      expect(parts.map(line)).toEqual(whole.verdicts.map(line));
+      expect(parts.filter((verdict) => verdict.kind === 'pass').map((verdict) => `${verdict.pass}:${verdict.boundary}`)).toEqual(['1:(pass)']);
+      expect(parts.filter((verdict) => verdict.verdict === 'FAIL' && verdict.kind !== 'pass')).toHaveLength(6);
+    } finally {
+      await Promise.all([longReference.close(), longNative.close()]);
+    }
+  });
+
   it('a bundle whose files are not the ones the session verified is refused, naming the file; the pool judges on afterwards', async () => {
     const forged = bundleRef(native);
     const files = forged.files.map((file, i) => (i === 1 ? { ...file, sha256: '0'.repeat(64) } : file));
     const failure = await pool
-      .judge({ job: { caseId: 'judging', reference: bundleRef(reference), oracle: null, native: { ...forged, files }, description: catalogueFromReference(reference), ledger: [], stop: null, nativeUnreadable: null, views: NO_VIEWS }, slices: [[0]], onSlice: () => undefined, audioRows: () => null })
+      .judge({ job: { caseId: 'judging', reference: bundleRef(reference), oracle: null, native: { ...forged, files }, description: catalogueFromReference(reference), ledger: [], stop: null, nativeUnreadable: null, views: NO_VIEWS }, slices: [{ passes: [0], range: null, completes: true }], onSlice: () => undefined, audioRows: () => null })
       .then(
         () => null,
         (error: unknown) => error,
@@ -84,7 +127,7 @@ describe('the judging pool', () => {
   it('a folder that holds no bundle fails the job with the reader\'s error naming the file', async () => {
     const missing = { ...bundleRef(native), dir: `${pair.nativeDir}-gone` };
     const failure = await pool
-      .judge({ job: { caseId: 'judging', reference: bundleRef(reference), oracle: null, native: missing, description: catalogueFromReference(reference), ledger: [], stop: null, nativeUnreadable: null, views: NO_VIEWS }, slices: [[0]], onSlice: () => undefined, audioRows: () => null })
+      .judge({ job: { caseId: 'judging', reference: bundleRef(reference), oracle: null, native: missing, description: catalogueFromReference(reference), ledger: [], stop: null, nativeUnreadable: null, views: NO_VIEWS }, slices: [{ passes: [0], range: null, completes: true }], onSlice: () => undefined, audioRows: () => null })
       .then(
         () => null,
         (error: unknown) => error,
@@ -185,7 +228,7 @@ describe('opening a run in the session', () => {
     const dying = new JudgePool(judge);
     try {
       const failure = await dying
-        .judge({ job: { caseId: 'judging', reference: bundleRef(reference), oracle: null, native: bundleRef(native), description: catalogueFromReference(reference), ledger: [], stop: null, nativeUnreadable: null, views: NO_VIEWS }, slices: [[0]], onSlice: () => undefined, audioRows: () => null })
+        .judge({ job: { caseId: 'judging', reference: bundleRef(reference), oracle: null, native: bundleRef(native), description: catalogueFromReference(reference), ledger: [], stop: null, nativeUnreadable: null, views: NO_VIEWS }, slices: [{ passes: [0], range: null, completes: true }], onSlice: () => undefined, audioRows: () => null })
         .then(
           () => null,
           (error: unknown) => error,

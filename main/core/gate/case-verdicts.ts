@@ -55,6 +55,12 @@ export interface CaseJudgeInput {
    */
   passes?: readonly number[];
   /**
+   * With exactly one pass in `passes`: judge only its rows [from, to) in execution order (the app
+   * judges a long pass in parts on several threads; the parts, concatenated in order, are the
+   * pass's rows). Pass-level findings go with the part that starts at 0.
+   */
+  slotRange?: { readonly from: number; readonly to: number };
+  /**
    * Judge the audio streams of the judged passes (default true). The app turns this off and
    * judges each stream over every pass judged so far instead (main/session/session-judge.ts).
    */
@@ -189,7 +195,9 @@ export async function judgeCase(input: CaseJudgeInput): Promise<CaseJudgement> {
   const catalogue = new Map(input.description.boundaries.map((boundary, index) => [boundary.name, index]));
   const catalogueByName = new Map(input.description.boundaries.map((boundary) => [boundary.name, boundary]));
   const only = input.passes === undefined ? null : new Set(input.passes);
-  const slots = slotsOf(input, catalogue, only);
+  const range = input.slotRange;
+  if (range !== undefined && input.passes?.length !== 1) throw new Error('internal: judgeCase slotRange needs exactly one pass');
+  const slots = range === undefined ? slotsOf(input, catalogue, only) : slotsOf(input, catalogue, only).slice(range.from, range.to);
   const passFacts = await passFactsOf(input.reference, input.description, only);
   const verdicts: BoundaryVerdict[] = [];
   const counts = emptyCounts();
@@ -289,7 +297,7 @@ export async function judgeCase(input: CaseJudgeInput): Promise<CaseJudgement> {
     oracle,
     native: input.nativeUnreadable === null ? native : null,
     judgeNativeCount: only === null && input.stop === null,
-  }).filter((finding) => only === null || only.has(finding.pass));
+  }).filter((finding) => (only === null || only.has(finding.pass)) && (range === undefined || range.from === 0));
   for (const finding of findings) {
     const row: BoundaryVerdict = {
       case: input.caseId,
