@@ -368,11 +368,17 @@ describe('a native bundle given as the reference is refused up front', () => {
     expect(existsSync(out)).toBe(false);
   });
 
-  it("the app's open reference: refused with the same words", async () => {
+  it("the app's open reference: taken as compare takes it, under the default contract bit_exact (said so), never without one", async () => {
     const root = tempDir('fc-native-session');
-    const failure = await openReference(nativeToy(root)).catch((error: unknown) => error);
-    expect(failure).toBeInstanceOf(BundleError);
-    expect((failure as BundleError).field).toBe('kind');
-    expect((failure as Error).message).toMatch(refusal);
+    const opened = await openReference(nativeToy(root));
+    try {
+      expect(opened.contracts.kind).toBe('default');
+      expect(opened.contracts.description).toContain('bit_exact for every boundary the native reference declares no contract for');
+      const contracts = opened.bundle.passes.flatMap((pass) => pass.boundaries.map((entry) => entry.contract?.kind ?? null));
+      expect(contracts.length).toBeGreaterThan(0);
+      expect(new Set(contracts)).toEqual(new Set(['bit_exact']));
+    } finally {
+      await opened.raw.close();
+    }
   });
 });
