@@ -3,8 +3,7 @@
 // default contract and map file, and signs its receipt (writeCompareReceipt), so an app receipt
 // is exactly what `trace-inspector compare` would have written — its subjects both bundles'
 // manifests (and the oracle's), the contracts file and the map file with their digests.
-import { createPublicKey } from 'node:crypto';
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import type { ReceiptExport } from '../../protocol/inspector-api.ts';
 import { COMPARE_RECEIPT_FILE_NAME, writeCompareReceipt } from '../core/compare/compare-receipt.ts';
@@ -13,8 +12,7 @@ import { createOutputFolder } from '../core/io/output-folder.ts';
 import type { ComparisonSettings } from './session-comparison.ts';
 import { DEFAULT_CONTRACT } from './session-comparison.ts';
 import { CALL_CODES, callError } from './session-errors.ts';
-import { signingKey } from './session-receipt.ts';
-import { rememberSubjectFiles } from './session-subject-files.ts';
+import { exportedReceipt, signingKey } from './session-receipt.ts';
 
 export interface ComparisonReceiptInput {
   referenceDir: string;
@@ -67,14 +65,5 @@ export async function exportComparisonReceipt(input: ComparisonReceiptInput): Pr
   if (settings.map !== null) requireUnchanged('map file', settings.map.path, settings.map.sha256, result.comparison.map?.sha256 ?? null);
   const file = join(dir, COMPARE_RECEIPT_FILE_NAME);
   const written = await writeCompareReceipt(result, file, privateKey);
-  rememberSubjectFiles(subjectFiles(result));
-  return {
-    path: file,
-    envelope: await readFile(file, 'utf8'),
-    publicKeyPem: createPublicKey(privateKey).export({ type: 'spki', format: 'pem' }).toString(),
-    keyId: written.keyid,
-    fidelity: result.seals.fidelity,
-    overall: result.seals.overall,
-    seals: result.seals.lines,
-  };
+  return exportedReceipt(file, written.keyid, privateKey, result, subjectFiles(result));
 }

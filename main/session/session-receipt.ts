@@ -74,12 +74,17 @@ export async function exportSessionReceipt(input: ReceiptExportInput): Promise<R
   });
   const file = join(dir, GATE_RECEIPT_FILE_NAME);
   const written = await writeGateReceipt(result, file, privateKey);
-  rememberSubjectFiles(subjectFiles(result));
+  return exportedReceipt(file, written.keyid, privateKey, result, subjectFiles(result));
+}
+
+/** What the app shows of a receipt just written (the gate's or compare's), its subject files remembered for verifying it. */
+export async function exportedReceipt(file: string, keyId: string, privateKey: KeyObject, result: GateResult, subjects: [string, string][]): Promise<ReceiptExport> {
+  rememberSubjectFiles(subjects);
   return {
     path: file,
     envelope: await readFile(file, 'utf8'),
     publicKeyPem: createPublicKey(privateKey).export({ type: 'spki', format: 'pem' }).toString(),
-    keyId: written.keyid,
+    keyId,
     fidelity: result.seals.fidelity,
     overall: result.seals.overall,
     seals: result.seals.lines,
