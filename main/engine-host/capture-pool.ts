@@ -151,7 +151,7 @@ export class CapturePool {
     const dataAt = at + ENTRY_HEADER_BYTES + headerBytes;
     if (gathered !== null) this.memory.store(dataAt, gathered, dataBytes);
     else if (dataBytes > 0) {
-      if (source === null) throw new CapturePoolError(`ti_record.data is NULL (${dataBytes} bytes)`);
+      if (source === null) throw new Error(`ti_record.data is NULL (${dataBytes} bytes)`); // the engine's fault: not a capture failure
       this.memory.storeFrom(dataAt, source, dataBytes);
     }
     this.commit(at, payloadBytes);

@@ -686,6 +686,8 @@ class EngineWorker {
     }
     const reader = this.reader as RecordReader;
     if (rowMajor) {
+      // The engine's contract, not the capture's: a pass that fails for it is the engine's error.
+      if (byteLength > 0 && reader.record.data === null) throw new Error(`ti_record.data is NULL at ${name} (${byteLength} bytes)`);
       capture.pool.record(capture.encoder.bytes, headerBytes, reader.record.data, null, byteLength);
     } else {
       const raw = this.scratchOf(spanBytes);
