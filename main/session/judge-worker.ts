@@ -7,11 +7,13 @@
 // of the job that needs it ('open': the reference as soon as the session opens it, an opened run
 // while the session verifies it). A bundle whose file list is not the one the session verified is
 // opened again, and refused if it still differs (judge-messages.ts BundleRef).
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parentPort, threadId } from 'node:worker_threads';
 import { openBundle, openBundleFromManifest, readManifest, type TraceBundle } from '../core/bundle/bundle-reader.ts';
 import { BundleError } from '../core/bundle/errors.ts';
 import { openCaptureInProgress } from '../core/bundle/capture-in-progress.ts';
+import { JOURNAL_FILE_NAME } from '../core/bundle/capture-journal.ts';
 import { judgeAudioStreams } from '../core/gate/audio-stream-verdicts.ts';
 import { judgeCase } from '../core/gate/case-verdicts.ts';
 import { withContracts } from '../core/compare/contracted-bundle.ts';
@@ -24,7 +26,40 @@ if (port === null) throw new Error('judge-worker.ts runs as a worker thread (jud
 
 type Place = BundlePlace;
 const keyOf = (ref: Place): string => `${ref.kind}\u0000${ref.dir}`;
-const open = new Map<string, Promise<TraceBundle>>();
+/** Bundles kept open, with the stamp of the manifest (or journal) they were opened from. */
+const open = new Map<string, { bundle: Promise<TraceBundle>; stamp: string }>();
+
+/**
+ * Identity, size and modification time of the file a bundle is opened from: a folder captured
+ * again, or a manifest rewritten, since the bundle was kept open is opened afresh.
+ */
+function stampOf(place: Place): string {
+  try {
+    const info = statSync(join(place.dir, place.kind === 'capture' ? JOURNAL_FILE_NAME : MANIFEST_FILE_NAME));
+    return `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}`;
+  } catch {
+    return 'unreadable';
+  }
+}
+
+/** The bundle kept open for `place`, unless its manifest changed since; undefined when none is. */
+function kept(place: Place): Promise<TraceBundle> | undefined {
+  const entry = open.get(keyOf(place));
+  if (entry === undefined) return undefined;
+  if (entry.stamp === stampOf(place)) return entry.bundle;
+  open.delete(keyOf(place));
+  void entry.bundle.then((bundle) => bundle.close()).catch(() => undefined);
+  return undefined;
+}
+
+function keep(place: Place, bundle: Promise<TraceBundle>, stamp: string): void {
+  const key = keyOf(place);
+  open.set(key, { bundle, stamp });
+  // A failed open is not kept: the next job tries again.
+  bundle.catch(() => {
+    if (open.get(key)?.bundle === bundle) open.delete(key);
+  });
+}
 
 function describeFile(file: { path: string; bytes: number; sha256: string } | undefined): string {
   return file === undefined ? 'nothing' : `${file.path} (${file.bytes} bytes, sha256 ${file.sha256})`;
@@ -45,21 +80,18 @@ function filesDiffer(bundle: TraceBundle, ref: BundleRef): string | null {
 }
 
 function opened(ref: Place): Promise<TraceBundle> {
-  const key = keyOf(ref);
-  let bundle = open.get(key);
-  if (bundle === undefined) {
-    bundle = ref.kind === 'capture' ? openCaptureInProgress(ref.dir) : openBundle(ref.dir, { verify: 'none' });
-    open.set(key, bundle);
-    // A failed open is not kept: the next job tries again.
-    bundle.catch(() => open.delete(key));
-  }
+  const current = kept(ref);
+  if (current !== undefined) return current;
+  const stamp = stampOf(ref);
+  const bundle = ref.kind === 'capture' ? openCaptureInProgress(ref.dir) : openBundle(ref.dir, { verify: 'none' });
+  keep(ref, bundle, stamp);
   return bundle;
 }
 
 async function forget(ref: Place): Promise<void> {
-  const bundle = open.get(keyOf(ref));
+  const entry = open.get(keyOf(ref));
   open.delete(keyOf(ref));
-  await bundle?.then((kept) => kept.close()).catch(() => undefined);
+  await entry?.bundle.then((bundle) => bundle.close()).catch(() => undefined);
 }
 
 /** The bundle `ref` names, with the file list the session verified (opened again once if it differs). */
@@ -77,10 +109,10 @@ async function bundleOf(ref: BundleRef): Promise<TraceBundle> {
 /** Closes the bundles the new job does not use (the previous step's view of a capture). */
 async function keepOnly(job: JudgeJob): Promise<void> {
   const wanted = new Set([job.reference, job.oracle, job.native].flatMap((ref) => (ref === null ? [] : [keyOf(ref)])));
-  for (const [key, bundle] of [...open]) {
+  for (const [key, entry] of [...open]) {
     if (wanted.has(key)) continue;
     open.delete(key);
-    await bundle.then((opened) => opened.close()).catch(() => undefined);
+    await entry.bundle.then((bundle) => bundle.close()).catch(() => undefined);
   }
 }
 
@@ -92,17 +124,14 @@ async function keepOnly(job: JudgeJob): Promise<void> {
  */
 async function manifestOf(place: Place): Promise<BundleManifest> {
   if (place.kind === 'capture') await forget(place);
-  const cached = open.get(keyOf(place));
-  const kept = cached === undefined ? null : await cached.catch(() => null);
-  if (kept !== null) return kept.manifest;
+  const cached = kept(place);
+  const bundle = cached === undefined ? null : await cached.catch(() => null);
+  if (bundle !== null) return bundle.manifest;
   // Read alone (its errors are the reader's, as the session's own read would give them)...
+  const stamp = stampOf(place);
   const manifest = place.kind === 'capture' ? (await opened(place)).manifest : await readManifest(place.dir);
-  if (place.kind === 'bundle' && !open.has(keyOf(place))) {
-    // ...then kept open for the judging, from the same manifest.
-    const bundle = openBundleFromManifest(place.dir, manifest, join(place.dir, MANIFEST_FILE_NAME), { verify: 'none' });
-    open.set(keyOf(place), bundle);
-    bundle.catch(() => open.delete(keyOf(place)));
-  }
+  // ...then kept open for the judging, from the same manifest.
+  if (place.kind === 'bundle' && kept(place) === undefined) keep(place, openBundleFromManifest(place.dir, manifest, join(place.dir, MANIFEST_FILE_NAME), { verify: 'none' }), stamp);
   return manifest;
 }
 

@@ -185,7 +185,10 @@ export class RunController {
         const why = step.warning ?? 'no manifest.json was written';
         return { native: null, unreadable: `${live.outDir}: ${why}`, kind: 'bundle' };
       }
-      return { native: await this.hooks.open.bundle(live.outDir), unreadable: null, kind: 'bundle' };
+      // This session's own capture, just finished: its files are not hashed again (the whole run,
+      // before the last pass could be judged); every tensor's sha256 is still checked on each
+      // read, as for the view of the capture in progress.
+      return { native: await this.hooks.open.bundle(live.outDir, { verify: 'none' }), unreadable: null, kind: 'bundle' };
     } catch (error) {
       if (error instanceof BundleError) return { native: null, unreadable: error.message, kind: 'bundle' };
       throw error;

@@ -3,7 +3,7 @@
 // session keeps answering meanwhile, every slice is judged on a worker thread, the rows equal the
 // gate's judgeCase on the same bundles, and a worker that fails or dies is an error naming what
 // happened, never a crash. Sizes are KB: six passes of 300 small boundaries.
-import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -172,6 +172,30 @@ describe('manifests read on a worker', () => {
     };
     expect(fields(there)).toEqual(fields(here));
     expect((there as BundleError).field).toBe('passes[2].boundaries[5].dtype');
+  });
+});
+
+describe('bundles kept open on the workers', () => {
+  it('a folder written again since is read again, never answered from the bundle kept open', async () => {
+    const root = tempDir('judging-rewritten');
+    for (const side of ['a', 'b']) mkdirSync(join(root, side));
+    const first = writeTablePair(join(root, 'a'), 'judging', 2, 10);
+    const dir = join(root, 'run');
+    renameSync(first.nativeDir, dir);
+    const openers = openersOffThread(pool);
+    const before = await openers.bundle(dir);
+    await before.close();
+    expect(before.passes).toHaveLength(2);
+    // Captured again into the same folder: another run, three passes.
+    rmSync(dir, { recursive: true });
+    renameSync(writeTablePair(join(root, 'b'), 'judging', 3, 10).nativeDir, dir);
+    const [after, here] = await Promise.all([openers.bundle(dir), openBundle(dir)]);
+    try {
+      expect(after.passes).toHaveLength(3);
+      expect(after.manifest).toEqual(here.manifest);
+    } finally {
+      await Promise.all([after.close(), here.close()]);
+    }
   });
 });
 
