@@ -439,7 +439,7 @@ async function measureScroll(page: Page, fromMiddle: boolean): Promise<z.infer<t
 const PaintsSchema = z.object({ timeOrigin: z.number(), paints: z.array(z.object({ t: z.number(), version: z.number(), rows: z.number() })) });
 
 /** Round trips of getSession on this client, one after another every PING_EVERY_MS, until stopped. */
-function pinger(client: ApiClient): { stop: () => Promise<number[]> } {
+export function pinger(client: ApiClient): { stop: () => Promise<number[]> } {
   const rtts: number[] = [];
   let running = true;
   const loop = (async () => {

@@ -27,13 +27,12 @@ import { decodeRows } from '../../protocol/rows-columns.ts';
 import { startServe, type ServeProcess } from '../e2e/serve-harness.ts';
 import { TESTLIB_DIR } from '../helpers/paths.ts';
 import { writeScaleReference } from '../scale/scale-reference.ts';
-import { connectApi, type ApiClient } from './app-performance.bench.ts';
+import { connectApi, pinger, type ApiClient } from './app-performance.bench.ts';
 import { runOfSize } from './scale.bench.ts';
 
 export const TARGETS = { divergenceAfterPassMs: 1000, socketBlockMs: 100, firstRowsMs: 1500 } as const;
 
 const GIB = 2 ** 30;
-const PING_EVERY_MS = 10;
 /** The renderer asks for half its plot's pixels: about this grid for a 900 x 560 plot. */
 const GRID = { maxRows: 280, maxCols: 450 } as const;
 const ms = (value: number): string => (Number.isFinite(value) ? value.toFixed(value < 10 ? 2 : 0) : 'n/a');
@@ -51,27 +50,6 @@ function median(values: readonly number[]): number {
 function peakRss(pid: number): number {
   const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return match === null ? NaN : Number(match[1]) * 1024;
-}
-
-/** getSession round trips on `client`, one after another every PING_EVERY_MS, until stopped. */
-function pinger(client: ApiClient): { stop: () => Promise<number[]> } {
-  const rtts: number[] = [];
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      const started = performance.now();
-      await client.call('getSession', {});
-      rtts.push(performance.now() - started);
-      await new Promise((resolvePromise) => setTimeout(resolvePromise, PING_EVERY_MS));
-    }
-  })();
-  return {
-    stop: async () => {
-      running = false;
-      await loop;
-      return rtts;
-    },
-  };
 }
 
 /** Runs `work` with pings alongside: its wall time and the longest round trip meanwhile. */
