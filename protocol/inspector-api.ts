@@ -336,7 +336,8 @@ export const TensorViewSchema = z
     // Checked here so a short or long buffer is refused at the edge, never misread as cells.
     const cells = view.grid.rows * view.grid.cols;
     const check = (field: 'values' | 'argmax', bytes: number | null, width: number): void => {
-      if (bytes !== cells * width) ctx.addIssue({ code: 'custom', path: [field, 'data'], message: `expected ${cells} cells of ${width} bytes, got ${bytes ?? 'malformed'} bytes` });
+      if (bytes !== cells * width)
+        ctx.addIssue({ code: 'custom', path: [field, 'data'], message: `expected ${cells} cells of ${width} bytes, got ${bytes ?? 'malformed'} bytes` });
     };
     check('values', base64ByteLength(view.values.data), CELL_VALUE_BYTES[view.values.format]);
     check('argmax', base64ByteLength(view.argmax.data), ARGMAX_BYTES[view.argmax.format]);
@@ -446,9 +447,7 @@ export const SpecialsSchema = z.object({
 export type Specials = z.infer<typeof SpecialsSchema>;
 
 export const SpecialKindSchema = z.enum(['nan', 'inf']);
-export const FirstSpecialSchema = z
-  .object({ pass: NonNegInt, boundary: z.string(), flatIndex: NonNegInt, side: z.enum(['native', 'reference']) })
-  .nullable();
+export const FirstSpecialSchema = z.object({ pass: NonNegInt, boundary: z.string(), flatIndex: NonNegInt, side: z.enum(['native', 'reference']) }).nullable();
 export type FirstSpecial = z.infer<typeof FirstSpecialSchema>;
 
 // ---- layer isolation, audio, provenance, receipts --------------------------------------------

@@ -79,7 +79,10 @@ export function columnIssues(reply: ColumnsShape): ColumnIssue[] {
     const width = codeWidth(column.values.length);
     const bytes = base64ToBytes(column.codes);
     if (bytes === null || bytes.length !== count * width) {
-      issues.push({ path: ['columns', name, 'codes'], message: `expected ${count} codes of ${width} byte(s), got ${bytes === null ? 'malformed base64' : `${bytes.length} bytes`}` });
+      issues.push({
+        path: ['columns', name, 'codes'],
+        message: `expected ${count} codes of ${width} byte(s), got ${bytes === null ? 'malformed base64' : `${bytes.length} bytes`}`,
+      });
       continue;
     }
     const codes = readCodes(bytes, width, count);
@@ -94,7 +97,10 @@ export function columnIssues(reply: ColumnsShape): ColumnIssue[] {
   for (const name of FLOAT_COLUMNS) {
     const bytes = base64ToBytes(reply.columns[name]);
     if (bytes === null || bytes.length !== count * 8) {
-      issues.push({ path: ['columns', name], message: `expected ${count} float64 values, got ${bytes === null ? 'malformed base64' : `${bytes.length} bytes`}` });
+      issues.push({
+        path: ['columns', name],
+        message: `expected ${count} float64 values, got ${bytes === null ? 'malformed base64' : `${bytes.length} bytes`}`,
+      });
     }
   }
   const flags = base64ToBytes(reply.columns.flags);

@@ -10,7 +10,12 @@ type Badges = BoundaryRow['badges'];
 
 /** The 16 badge combinations, frozen and shared: rows only read them. */
 const BADGES: readonly Readonly<Badges>[] = Array.from({ length: 16 }, (_, bits) =>
-  Object.freeze({ nan: (bits & ROW_FLAGS.nan) !== 0, inf: (bits & ROW_FLAGS.inf) !== 0, negZero: (bits & ROW_FLAGS.negZero) !== 0, tie: (bits & ROW_FLAGS.tie) !== 0 }),
+  Object.freeze({
+    nan: (bits & ROW_FLAGS.nan) !== 0,
+    inf: (bits & ROW_FLAGS.inf) !== 0,
+    negZero: (bits & ROW_FLAGS.negZero) !== 0,
+    tie: (bits & ROW_FLAGS.tie) !== 0,
+  }),
 );
 
 function bytesOf(base64: string, field: string): Uint8Array {

@@ -26,9 +26,7 @@ async function buildNodeEntries() {
     'engine-host-process': 'main/engine-host/engine-host-process.ts',
     'judge-worker': 'main/session/judge-worker.ts',
   };
-  const present = Object.fromEntries(
-    Object.entries(entryPoints).filter(([, file]) => existsSync(join(root, file))),
-  );
+  const present = Object.fromEntries(Object.entries(entryPoints).filter(([, file]) => existsSync(join(root, file))));
   await esbuild.build({
     absWorkingDir: root,
     entryPoints: present,

@@ -18,5 +18,17 @@ const parseFileSync = swc.parseFileSync;
 swc.parseFileSync = (file, options) => parseFileSync(file, file.endsWith('.tsx') ? { ...options, tsx: true } : options);
 
 process.chdir(root);
-process.argv = [process.argv[0], 'depcruise', '--config', '.dependency-cruiser.cjs', '--output-type', 'err', 'main', 'protocol', 'preload', 'renderer', ...process.argv.slice(2)];
+process.argv = [
+  process.argv[0],
+  'depcruise',
+  '--config',
+  '.dependency-cruiser.cjs',
+  '--output-type',
+  'err',
+  'main',
+  'protocol',
+  'preload',
+  'renderer',
+  ...process.argv.slice(2),
+];
 await import(join(root, 'node_modules', 'dependency-cruiser', 'bin', 'dependency-cruise.mjs'));

@@ -29,7 +29,8 @@ function flagOption(flag: string, schema: z.ZodType): FlagOption {
   let inner: z.core.$ZodType = schema;
   for (;;) {
     const def = inner._zod.def;
-    if (def.type === 'optional' || def.type === 'default' || def.type === 'prefault' || def.type === 'nullable') inner = (def as z.core.$ZodOptionalDef).innerType;
+    if (def.type === 'optional' || def.type === 'default' || def.type === 'prefault' || def.type === 'nullable')
+      inner = (def as z.core.$ZodOptionalDef).innerType;
     else if (def.type === 'pipe') inner = (def as z.core.$ZodPipeDef).in;
     else break;
   }

@@ -25,10 +25,13 @@ export function progressPrinter(io: CliIO): { onEvent: (event: GateProgress) => 
   const onEvent = (event: GateProgress): void => {
     if (!io.stderrIsTTY) {
       if (event.kind === 'case_start') io.stderr(`gate: case ${event.case} (${event.caseIndex + 1}/${event.caseCount}): ${event.passes} passes\n`);
-      else if (event.kind === 'pass') io.stderr(`gate: ${event.case}: pass ${event.pass} [${event.pass + 1}/${event.passes}] ${event.status}: ${event.detail}\n`);
+      else if (event.kind === 'pass')
+        io.stderr(`gate: ${event.case}: pass ${event.pass} [${event.pass + 1}/${event.passes}] ${event.status}: ${event.detail}\n`);
       else if (event.kind === 'case_end') {
         const c = event.counts;
-        io.stderr(`gate: ${event.case}: run ${event.run}; ${c.PASS} PASS, ${c.FAIL} FAIL, ${c.REVIEW_REQUIRED} REVIEW_REQUIRED, ${c.KNOWN_GAP} KNOWN_GAP, ${c.GAP} GAP\n`);
+        io.stderr(
+          `gate: ${event.case}: run ${event.run}; ${c.PASS} PASS, ${c.FAIL} FAIL, ${c.REVIEW_REQUIRED} REVIEW_REQUIRED, ${c.KNOWN_GAP} KNOWN_GAP, ${c.GAP} GAP\n`,
+        );
       }
       return;
     }

@@ -28,11 +28,7 @@ function isOurRenderer(event: IpcMainInvokeEvent, window: BrowserWindow): boolea
 }
 
 /** Wires the window to the core; returns the function that unwires it. */
-export function connectWindow(
-  window: BrowserWindow,
-  dispatch: Dispatch,
-  subscribe: (listener: (event: InspectorEvent) => void) => () => void,
-): () => void {
+export function connectWindow(window: BrowserWindow, dispatch: Dispatch, subscribe: (listener: (event: InspectorEvent) => void) => () => void): () => void {
   ipcMain.handle(IPC_CHANNELS.call, async (event, payload: unknown): Promise<IpcOutcome> => {
     if (!isOurRenderer(event, window)) {
       console.error(`trace-inspector: refused an IPC call from ${event.senderFrame?.url ?? 'an unknown frame'}`);

@@ -213,11 +213,17 @@ const ABI_SYMBOLS = [
   ['ti_open', 'int ti_open(const char *config_json, const char *weights_path, _Out_ ti_session **out, char *err, size_t err_capacity)'],
   ['ti_close', 'void ti_close(ti_session *session)'],
   ['ti_last_error', 'const char *ti_last_error(const ti_session *session)'],
-  ['ti_set_input', 'int ti_set_input(ti_session *session, const char *name, uint32_t dtype, uint32_t rank, const int64_t *shape, const void *data, uint64_t byte_length)'],
+  [
+    'ti_set_input',
+    'int ti_set_input(ti_session *session, const char *name, uint32_t dtype, uint32_t rank, const int64_t *shape, const void *data, uint64_t byte_length)',
+  ],
   ['ti_set_option', 'int ti_set_option(ti_session *session, const char *key, const char *value)'],
   ['ti_set_record_callback', 'int ti_set_record_callback(ti_session *session, ti_record_fn *fn, void *user)'],
   ['ti_set_wanted', 'int ti_set_wanted(ti_session *session, const char **names, uint32_t count)'],
-  ['ti_inject', 'int ti_inject(ti_session *session, const char *boundary, uint32_t dtype, uint32_t rank, const int64_t *shape, const void *data, uint64_t byte_length)'],
+  [
+    'ti_inject',
+    'int ti_inject(ti_session *session, const char *boundary, uint32_t dtype, uint32_t rank, const int64_t *shape, const void *data, uint64_t byte_length)',
+  ],
   ['ti_prefill', 'int ti_prefill(ti_session *session)'],
   ['ti_decode', 'int ti_decode(ti_session *session)'],
   ['ti_reset', 'int ti_reset(ti_session *session)'],
@@ -267,10 +273,8 @@ function makeAbi(fns: Record<AbiSymbol, NativeFunction>): EngineAbi {
     setInput: (session, name, dtype, shape, data) =>
       asNumber(fns.ti_set_input(session, name, dtype, shape.length, shape, data, BigInt(data.byteLength)), 'ti_set_input'),
     setOption: (session, key, value) => asNumber(fns.ti_set_option(session, key, value), 'ti_set_option'),
-    setRecordCallback: (session, callback, user) =>
-      asNumber(fns.ti_set_record_callback(session, callback, user), 'ti_set_record_callback'),
-    setWanted: (session, names) =>
-      asNumber(fns.ti_set_wanted(session, names.length === 0 ? null : [...names], names.length), 'ti_set_wanted'),
+    setRecordCallback: (session, callback, user) => asNumber(fns.ti_set_record_callback(session, callback, user), 'ti_set_record_callback'),
+    setWanted: (session, names) => asNumber(fns.ti_set_wanted(session, names.length === 0 ? null : [...names], names.length), 'ti_set_wanted'),
     inject: (session, boundary, dtype, shape, data) =>
       asNumber(fns.ti_inject(session, boundary, dtype, shape.length, shape, data, BigInt(data.byteLength)), 'ti_inject'),
     prefill: (session) => asNumber(fns.ti_prefill(session), 'ti_prefill'),
@@ -375,7 +379,17 @@ export class RecordReader {
   private readonly struct: Uint8Array;
   private readonly u32: Uint32Array;
   private readonly u64: BigUint64Array;
-  private readonly offsets: { passIndex: number; passKind: number; name: number; dtype: number; rank: number; shape: number; strides: number; data: number; byteLength: number };
+  private readonly offsets: {
+    passIndex: number;
+    passKind: number;
+    name: number;
+    dtype: number;
+    rank: number;
+    shape: number;
+    strides: number;
+    data: number;
+    byteLength: number;
+  };
   private readonly copy = copyFromNative();
   private readonly stridesBuffer = new BigInt64Array(TI_MAX_RANK);
   readonly record: RawRecord = {

@@ -37,8 +37,14 @@ export const POSITION = {
 export const CONTROL_BYTES = 64;
 
 export const WriterDataSchema = z.object({
-  control: z.custom<SharedArrayBuffer>((value) => value instanceof SharedArrayBuffer && value.byteLength === CONTROL_BYTES, 'expected the control SharedArrayBuffer'),
-  port: z.custom<import('node:worker_threads').MessagePort>((value) => typeof value === 'object' && value !== null && 'postMessage' in value, 'expected a MessagePort'),
+  control: z.custom<SharedArrayBuffer>(
+    (value) => value instanceof SharedArrayBuffer && value.byteLength === CONTROL_BYTES,
+    'expected the control SharedArrayBuffer',
+  ),
+  port: z.custom<import('node:worker_threads').MessagePort>(
+    (value) => typeof value === 'object' && value !== null && 'postMessage' in value,
+    'expected a MessagePort',
+  ),
 });
 
 /** Producer → writer. */

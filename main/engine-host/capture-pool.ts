@@ -213,7 +213,8 @@ export class CapturePool {
         this.memory.extend(this.fd, POOL_HEADER_BYTES + size);
         break;
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'ENOSPC' || size <= MIN_POOL_BYTES) throw new CapturePoolError(`${this.path}: ${(error as Error).message}`);
+        if ((error as NodeJS.ErrnoException).code !== 'ENOSPC' || size <= MIN_POOL_BYTES)
+          throw new CapturePoolError(`${this.path}: ${(error as Error).message}`);
         size = Math.max(MIN_POOL_BYTES, Math.floor(size / 16) * 8); // half, a multiple of 8
       }
     }

@@ -12,7 +12,16 @@
 import { join } from 'node:path';
 import { receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import { spillFileName, passFileName } from '../core/bundle/capture-journal.ts';
-import { ENTRY_HEADER_BYTES, ENTRY_KIND, ENTRY_MAGIC, entryBytes, implicitWrap, POOL_FILE_NAME, POOL_HEADER_BYTES, POOL_TAIL_OFFSET } from '../core/bundle/capture-pool-layout.ts';
+import {
+  ENTRY_HEADER_BYTES,
+  ENTRY_KIND,
+  ENTRY_MAGIC,
+  entryBytes,
+  implicitWrap,
+  POOL_FILE_NAME,
+  POOL_HEADER_BYTES,
+  POOL_TAIL_OFFSET,
+} from '../core/bundle/capture-pool-layout.ts';
 import { NativeBundleWriter } from '../core/bundle/native-bundle-writer.ts';
 import { POSITION, SIGNAL, SIGNAL_SLOTS, WriterDataSchema, WriterRequestSchema, type WriterMessage, type WriterRequest } from './capture-pool-protocol.ts';
 import { nativeMemory, type NativeMemory } from './native-memory.ts';
@@ -80,7 +89,7 @@ class CaptureWriterThread {
         this.applyRing();
         const writer = this.writer;
         if (this.failed || writer === null) {
-          this.reply({ type: 'reply', ok: false, message: this.failed ? this.failureText ?? 'the capture writer failed' : 'no capture is open' });
+          this.reply({ type: 'reply', ok: false, message: this.failed ? (this.failureText ?? 'the capture writer failed') : 'no capture is open' });
           return true;
         }
         try {
@@ -139,7 +148,9 @@ class CaptureWriterThread {
         const seq = this.entryHeader.readUInt32LE(8);
         const payloadBytes = this.entryHeader.readUInt32LE(12);
         if (magic !== ENTRY_MAGIC || seq !== this.seq) {
-          this.fail(`${join(this.dir, POOL_FILE_NAME)}: the entry at ring offset ${offset} is not entry ${this.seq} although it was published (the pool was changed behind the writer)`);
+          this.fail(
+            `${join(this.dir, POOL_FILE_NAME)}: the entry at ring offset ${offset} is not entry ${this.seq} although it was published (the pool was changed behind the writer)`,
+          );
           return;
         }
         this.seq += 1;

@@ -75,12 +75,7 @@ export const EngineOptionSchema = z.object({
   doc: z.string().default(''),
 });
 
-function uniqueNames(
-  items: readonly { name: string }[],
-  what: string,
-  ctx: z.RefinementCtx,
-  path: string,
-): void {
+function uniqueNames(items: readonly { name: string }[], what: string, ctx: z.RefinementCtx, path: string): void {
   const seen = new Map<string, number>();
   items.forEach((item, index) => {
     const first = seen.get(item.name);
@@ -154,11 +149,7 @@ export function validateEngineDescription(json: unknown, library: string): Engin
 }
 
 /** Replaces shape symbols by their values; throws naming the symbol when one is unknown. */
-export function resolveShape(
-  shape: readonly ShapeDim[],
-  symbols: Readonly<Record<string, number>>,
-  what: string,
-): number[] {
+export function resolveShape(shape: readonly ShapeDim[], symbols: Readonly<Record<string, number>>, what: string): number[] {
   return shape.map((dim) => {
     if (typeof dim === 'number') return dim;
     const value = symbols[dim];

@@ -433,7 +433,9 @@ export class EngineHost {
   private onMessage(raw: unknown): void {
     const parsed = WorkerMessageSchema.safeParse(raw);
     if (!parsed.success) {
-      this.protocolViolation(`malformed message from the engine worker: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+      this.protocolViolation(
+        `malformed message from the engine worker: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
+      );
       return;
     }
     const message = parsed.data;
@@ -537,13 +539,14 @@ export class EngineHost {
     const timedOut = this.timedOut;
     this.applyCrumb();
     const aborted = this.abortedBy;
-    const how = aborted !== null
-      ? `${aborted}; the engine was stopped`
-      : timedOut
-      ? `timed out: no answer to ${timedOut.op} within ${timedOut.timeoutMs} ms, the engine was killed`
-      : death.signal
-        ? `the engine-host process died of ${death.signal} (${SIGNAL_MEANING[death.signal] ?? 'signal'})`
-        : `the engine ${this.isolation === 'process' ? 'host process' : 'worker'} exited${death.exitCode === null ? '' : ` with code ${death.exitCode}`}`;
+    const how =
+      aborted !== null
+        ? `${aborted}; the engine was stopped`
+        : timedOut
+          ? `timed out: no answer to ${timedOut.op} within ${timedOut.timeoutMs} ms, the engine was killed`
+          : death.signal
+            ? `the engine-host process died of ${death.signal} (${SIGNAL_MEANING[death.signal] ?? 'signal'})`
+            : `the engine ${this.isolation === 'process' ? 'host process' : 'worker'} exited${death.exitCode === null ? '' : ` with code ${death.exitCode}`}`;
     const current = this.current;
     const where = current
       ? ` during pass ${current.index} (${current.kind}), ${current.lastBoundary === null ? 'before its first boundary' : `after boundary ${current.lastBoundary}`}`

@@ -46,7 +46,12 @@ export const CRUMB_BYTES = 16;
 /** Where the worker leaves its crumb: a file (process isolation) or shared memory (thread). */
 export const CrumbTargetSchema = z.union([
   z.object({ path: z.string().min(1) }),
-  z.object({ shared: z.custom<SharedArrayBuffer>((value) => value instanceof SharedArrayBuffer && value.byteLength >= CRUMB_BYTES, 'expected a SharedArrayBuffer of 16 bytes') }),
+  z.object({
+    shared: z.custom<SharedArrayBuffer>(
+      (value) => value instanceof SharedArrayBuffer && value.byteLength >= CRUMB_BYTES,
+      'expected a SharedArrayBuffer of 16 bytes',
+    ),
+  }),
 ]);
 export type CrumbTarget = z.infer<typeof CrumbTargetSchema>;
 
@@ -166,7 +171,17 @@ export const ReplyErrorSchema = z.discriminatedUnion('kind', [
   z.object({
     kind: z.literal('load'),
     library: z.string(),
-    failure: z.enum(['missing_file', 'not_regular_file', 'not_shared_library', 'missing_symbol', 'abi_version', 'describe_json', 'describe_schema', 'load_crashed', 'load_timeout']),
+    failure: z.enum([
+      'missing_file',
+      'not_regular_file',
+      'not_shared_library',
+      'missing_symbol',
+      'abi_version',
+      'describe_json',
+      'describe_schema',
+      'load_crashed',
+      'load_timeout',
+    ]),
     symbol: z.string().optional(),
     field: z.string().optional(),
     detail: z.string(),

@@ -375,10 +375,7 @@ class EngineWorker {
     const shape = BigInt64Array.from(tensor.shape, (extent) => BigInt(extent));
     const dtype = abiFromDtype(tensor.dtype);
     const abi = this.abi();
-    const status =
-      call === 'ti_set_input'
-        ? abi.setInput(session, name, dtype, shape, tensor.data)
-        : abi.inject(session, name, dtype, shape, tensor.data);
+    const status = call === 'ti_set_input' ? abi.setInput(session, name, dtype, shape, tensor.data) : abi.inject(session, name, dtype, shape, tensor.data);
     this.check(call, status);
     return null;
   }
@@ -580,9 +577,7 @@ class EngineWorker {
     const record = reader.read(address);
     const name = record.name;
     if (record.passIndex !== pass.index || record.passKind !== pass.abiKind) {
-      throw new Error(
-        `${name}: ti_record says pass ${record.passIndex} (kind ${record.passKind}), but this is pass ${pass.index} (${pass.kind})`,
-      );
+      throw new Error(`${name}: ti_record says pass ${record.passIndex} (kind ${record.passKind}), but this is pass ${pass.index} (${pass.kind})`);
     }
     const entry = this.catalogue.get(name);
     if (entry === undefined) throw new Error(`${name}: not a boundary of the engine's catalogue (describe().boundaries)`);

@@ -25,7 +25,12 @@ const FrameIdSchema = z.object({ id: z.number().int().nonnegative() });
 
 /** Close reasons are limited to 123 bytes. */
 function closeReason(text: string): string {
-  return Buffer.byteLength(text) <= 123 ? text : `${Buffer.from(text).subarray(0, 120).toString('utf8').replace(/\uFFFD+$/, '')}...`;
+  return Buffer.byteLength(text) <= 123
+    ? text
+    : `${Buffer.from(text)
+        .subarray(0, 120)
+        .toString('utf8')
+        .replace(/\uFFFD+$/, '')}...`;
 }
 
 function issuesText(error: z.ZodError): string {

@@ -24,10 +24,7 @@ export function contentTypeOf(file: string): string {
   return CONTENT_TYPES[extname(file).toLowerCase()] ?? 'application/octet-stream';
 }
 
-export type StaticLookup =
-  | { kind: 'file'; path: string; size: number }
-  | { kind: 'refused'; reason: string }
-  | { kind: 'missing' };
+export type StaticLookup = { kind: 'file'; path: string; size: number } | { kind: 'refused'; reason: string } | { kind: 'missing' };
 
 /** Splits the raw request path (before any ?query) into decoded, individually safe segments. */
 export function safeSegments(rawPath: string): string[] | null {

@@ -35,7 +35,10 @@ async function run(handlers: InspectorHandlers, method: string, rawRequest: unkn
   }
   const request = INSPECTOR_METHODS[name.data].request.safeParse(rawRequest);
   if (!request.success) {
-    return { name: name.data, result: { ok: false, error: { code: CALL_CODES.request, message: `${name.data}: ${describeIssues('request', request.error.issues)}` } } };
+    return {
+      name: name.data,
+      result: { ok: false, error: { code: CALL_CODES.request, message: `${name.data}: ${describeIssues('request', request.error.issues)}` } },
+    };
   }
   try {
     // Indexing the handlers by a runtime method name loses the pairing of request and response

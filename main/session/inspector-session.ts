@@ -219,22 +219,24 @@ export class InspectorSession {
    */
   private async operate(name: string, action: string, operation: () => Promise<void>): Promise<SessionSnapshot> {
     this.requireOpen();
-    await this.lock.run(name, async () => {
-      this.emitSnapshot(); // shows busy
-      try {
-        await operation();
-      } catch (error) {
-        const failure = asCallError(error);
-        if (failure.code !== CALL_CODES.state && failure.code !== CALL_CODES.request && failure.code !== CALL_CODES.busy) {
-          this.errors.add(action, failure.message);
+    await this.lock
+      .run(name, async () => {
+        this.emitSnapshot(); // shows busy
+        try {
+          await operation();
+        } catch (error) {
+          const failure = asCallError(error);
+          if (failure.code !== CALL_CODES.state && failure.code !== CALL_CODES.request && failure.code !== CALL_CODES.busy) {
+            this.errors.add(action, failure.message);
+          }
+          throw failure;
+        } finally {
+          this.flushRetired();
         }
-        throw failure;
-      } finally {
-        this.flushRetired();
-      }
-    }).finally(() => {
-      if (!this.closed) this.emitSnapshot();
-    });
+      })
+      .finally(() => {
+        if (!this.closed) this.emitSnapshot();
+      });
     return this.snapshot();
   }
 
@@ -286,7 +288,9 @@ export class InspectorSession {
     this.layerIsolation = LAYER_ISOLATION_NOT_RUN;
     this.rememberRecent('bundles', reference.dir);
     // The judging workers open it now, not when the first pass is to be judged.
-    this.judges.prepare([reference.bundle, ...(reference.oracle === null ? [] : [reference.oracle])].map((bundle) => ({ kind: 'bundle' as const, dir: bundle.dir })));
+    this.judges.prepare(
+      [reference.bundle, ...(reference.oracle === null ? [] : [reference.oracle])].map((bundle) => ({ kind: 'bundle' as const, dir: bundle.dir })),
+    );
   }
 
   private rememberRecent(kind: 'engines' | 'bundles', path: string): void {
@@ -422,7 +426,8 @@ export class InspectorSession {
   private sides(what: string): ViewSides {
     const reference = this.requireReference(what);
     if (this.oracle === 'fp64') {
-      if (reference.oracle === null) throw callError(CALL_CODES.state, `cannot ${what} against the fp64 oracle: case ${reference.info.caseId} has no oracle bundle`);
+      if (reference.oracle === null)
+        throw callError(CALL_CODES.state, `cannot ${what} against the fp64 oracle: case ${reference.info.caseId} has no oracle bundle`);
       return { native: this.runs.run.native, base: reference.oracle };
     }
     return { native: this.runs.run.native, base: reference.bundle };
@@ -507,7 +512,10 @@ export class InspectorSession {
         }),
       setOracle: async ({ oracle }) => {
         if (oracle === 'fp64' && this.reference !== null && this.reference.oracle === null) {
-          throw callError(CALL_CODES.state, `case ${this.reference.info.caseId} has no oracle bundle (${this.reference.dir}/../oracle-f64, or one set with setOracleBundle)`);
+          throw callError(
+            CALL_CODES.state,
+            `case ${this.reference.info.caseId} has no oracle bundle (${this.reference.dir}/../oracle-f64, or one set with setOracleBundle)`,
+          );
         }
         return this.change(() => {
           if (this.oracle === oracle) return;

@@ -20,7 +20,10 @@ import { VERDICTS, type AudioStreamJudgement, type BoundaryVerdict, type Compari
  * rest — the witnesses, the class counts, the required tolerances — stays on the worker: receiving
  * it for 50k rows is most of what a slice costs the serving thread, and all of it is garbage there.
  */
-export type RowComparison = Pick<ComparisonRecord, 'contractId' | 'structural' | 'dtype' | 'shape' | 'elements' | 'mismatches' | 'maxAbs' | 'maxUlp' | 'census' | 'ties'>;
+export type RowComparison = Pick<
+  ComparisonRecord,
+  'contractId' | 'structural' | 'dtype' | 'shape' | 'elements' | 'mismatches' | 'maxAbs' | 'maxUlp' | 'census' | 'ties'
+>;
 
 /** The gate's BoundaryVerdict as the session keeps it: every field, the comparisons as RowComparison. */
 export interface SessionVerdict extends Omit<BoundaryVerdict, 'reference' | 'oracle'> {
@@ -93,10 +96,23 @@ export type ToWorker =
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 /** An object whose `fields` have the given typeof; its other keys are kept, unchecked. */
 const recordWith = (fields: Readonly<Record<string, 'string' | 'number' | 'object'>>, what: string) =>
-  z.custom<Record<string, unknown>>((value) => isRecord(value) && Object.entries(fields).every(([key, type]) => typeof value[key] === type), { message: `not ${what}` });
+  z.custom<Record<string, unknown>>((value) => isRecord(value) && Object.entries(fields).every(([key, type]) => typeof value[key] === type), {
+    message: `not ${what}`,
+  });
 
 const ComparisonSchema = recordWith(
-  { contractId: 'string', dtype: 'string', shape: 'object', structural: 'object', census: 'object', ties: 'object', elements: 'number', mismatches: 'number', maxAbs: 'number', maxUlp: 'number' },
+  {
+    contractId: 'string',
+    dtype: 'string',
+    shape: 'object',
+    structural: 'object',
+    census: 'object',
+    ties: 'object',
+    elements: 'number',
+    mismatches: 'number',
+    maxAbs: 'number',
+    maxUlp: 'number',
+  },
   'a comparison record',
 );
 
@@ -189,7 +205,9 @@ const ManifestMessageSchema = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('manifestFailed'),
     requestId: z.number().int(),
-    bundle: z.object({ code: z.string(), file: z.string(), issues: z.array(z.object({ code: z.string(), field: z.string(), message: z.string() })) }).nullable(),
+    bundle: z
+      .object({ code: z.string(), file: z.string(), issues: z.array(z.object({ code: z.string(), field: z.string(), message: z.string() })) })
+      .nullable(),
     message: z.string(),
   }),
 ]);

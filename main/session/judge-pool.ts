@@ -16,7 +16,16 @@ import type { AudioStreamJudgement } from '../core/gate/gate-types.ts';
 import { packageRoot } from '../core/tool/tool-info.ts';
 import { BundleError, type BundleErrorCode } from '../core/bundle/errors.ts';
 import type { BundleManifest, PassEntry } from '../core/bundle/manifest-schema.ts';
-import { parseFromWorker, parseManifestMessage, type BundlePlace, type FromWorker, type JudgeJob, type PassSlice, type SessionVerdict, type ToWorker } from './judge-messages.ts';
+import {
+  parseFromWorker,
+  parseManifestMessage,
+  type BundlePlace,
+  type FromWorker,
+  type JudgeJob,
+  type PassSlice,
+  type SessionVerdict,
+  type ToWorker,
+} from './judge-messages.ts';
 
 export interface JudgePoolOptions {
   /** Workers at most (default: one per core but one, which is left to the serving thread; 1 to 4). */
@@ -142,7 +151,12 @@ export class JudgePool {
           finish({ ok: true, judgements: message.judgements });
           return;
         }
-        done.set(message.slice, { ...(slices[message.slice] as PassSlice), verdicts: message.verdicts, contracts: message.contracts, threadId: message.threadId });
+        done.set(message.slice, {
+          ...(slices[message.slice] as PassSlice),
+          verdicts: message.verdicts,
+          contracts: message.contracts,
+          threadId: message.threadId,
+        });
         deliver();
         if (settled) return;
         if (nextDelivery === slices.length) judgeAudio(worker);
@@ -221,7 +235,8 @@ export class JudgePool {
         }
         if (message.type === 'manifestFailed') {
           const { bundle } = message;
-          const error = bundle === null ? new JudgeFailure(message.message) : BundleError.fromIssues(bundle.file, bundle.issues, bundle.code as BundleErrorCode);
+          const error =
+            bundle === null ? new JudgeFailure(message.message) : BundleError.fromIssues(bundle.file, bundle.issues, bundle.code as BundleErrorCode);
           settle({ ok: false, error }, true);
           return;
         }

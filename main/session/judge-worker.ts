@@ -19,7 +19,17 @@ import { judgeCase } from '../core/gate/case-verdicts.ts';
 import { withContracts } from '../core/compare/contracted-bundle.ts';
 import { applyBoundaryMap } from '../core/compare/mapped-bundle.ts';
 import { MANIFEST_FILE_NAME, type BundleManifest, type Contract } from '../core/bundle/manifest-schema.ts';
-import { MANIFEST_PART_ROWS, sessionVerdict, type BundlePlace, type BundleRef, type FromWorker, type JudgeJob, type ManifestFailed, type ManifestPart, type ToWorker } from './judge-messages.ts';
+import {
+  MANIFEST_PART_ROWS,
+  sessionVerdict,
+  type BundlePlace,
+  type BundleRef,
+  type FromWorker,
+  type JudgeJob,
+  type ManifestFailed,
+  type ManifestPart,
+  type ToWorker,
+} from './judge-messages.ts';
 
 const port = parentPort;
 if (port === null) throw new Error('judge-worker.ts runs as a worker thread (judge-pool.ts starts it)');
@@ -131,7 +141,8 @@ async function manifestOf(place: Place): Promise<BundleManifest> {
   const stamp = stampOf(place);
   const manifest = place.kind === 'capture' ? (await opened(place)).manifest : await readManifest(place.dir);
   // ...then kept open for the judging, from the same manifest.
-  if (place.kind === 'bundle' && kept(place) === undefined) keep(place, openBundleFromManifest(place.dir, manifest, join(place.dir, MANIFEST_FILE_NAME), { verify: 'none' }), stamp);
+  if (place.kind === 'bundle' && kept(place) === undefined)
+    keep(place, openBundleFromManifest(place.dir, manifest, join(place.dir, MANIFEST_FILE_NAME), { verify: 'none' }), stamp);
   return manifest;
 }
 
@@ -155,7 +166,10 @@ function sendManifest(requestId: number, manifest: BundleManifest): void {
 }
 
 function manifestFailure(requestId: number, error: unknown): ManifestFailed {
-  const bundle = error instanceof BundleError ? { code: error.code, file: error.file, issues: error.issues.map(({ code, field, message }) => ({ code, field, message })) } : null;
+  const bundle =
+    error instanceof BundleError
+      ? { code: error.code, file: error.file, issues: error.issues.map(({ code, field, message }) => ({ code, field, message })) }
+      : null;
   return { type: 'manifestFailed', requestId, bundle, message: error instanceof Error ? error.message : String(error) };
 }
 
@@ -239,7 +253,8 @@ port.on('message', (message: ToWorker) => {
       const answer = await handle(message);
       if (answer !== null) port.postMessage(answer);
     } catch (error) {
-      if (message.type !== 'open' && message.type !== 'manifest') port.postMessage({ type: 'failed', jobId: message.jobId, message: error instanceof Error ? error.message : String(error) } satisfies FromWorker);
+      if (message.type !== 'open' && message.type !== 'manifest')
+        port.postMessage({ type: 'failed', jobId: message.jobId, message: error instanceof Error ? error.message : String(error) } satisfies FromWorker);
     }
   });
 });

@@ -128,7 +128,12 @@ export class LiveRun {
     if (this.plans.plan !== null) {
       const injected = await injectForPass(this.host, this.plans.plan, pass);
       if (injected.refused !== null) {
-        const ended: RunOutcome = { status: 'engine_error', message: injected.refused, last_pass: previous?.index ?? null, last_boundary: this.host.lastRecordSeen?.name ?? null };
+        const ended: RunOutcome = {
+          status: 'engine_error',
+          message: injected.refused,
+          last_pass: previous?.index ?? null,
+          last_boundary: this.host.lastRecordSeen?.name ?? null,
+        };
         return { result: null, pass, kind, ended, warning: await this.end(ended) };
       }
       this.injections += injected.count;
@@ -146,7 +151,13 @@ export class LiveRun {
       // The host is dead and has already recovered the capture from its journal.
       this.outcome = outcome;
       this.captureOpen = false;
-      return { result, pass, kind, ended: outcome, warning: result.recoveryError === null ? null : `the capture could not be recovered: ${result.recoveryError}` };
+      return {
+        result,
+        pass,
+        kind,
+        ended: outcome,
+        warning: result.recoveryError === null ? null : `the capture could not be recovered: ${result.recoveryError}`,
+      };
     }
     if (result.status === 'engine_error' || this.nextPass === null) {
       return { result, pass, kind, ended: outcome, warning: await this.end(outcome) };

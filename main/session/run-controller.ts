@@ -61,7 +61,13 @@ function judgeFailed(error: unknown, what: string): unknown {
   return error instanceof JudgeFailure ? callError(CALL_CODES.bundle, `${what} could not be judged: ${error.message}`) : error;
 }
 
-const PASS_STATE: Readonly<Record<PassResult['status'], PassState>> = { ok: 'done', engine_error: 'failed', crashed: 'crashed', timeout: 'timeout', aborted: 'failed' };
+const PASS_STATE: Readonly<Record<PassResult['status'], PassState>> = {
+  ok: 'done',
+  engine_error: 'failed',
+  crashed: 'crashed',
+  timeout: 'timeout',
+  aborted: 'failed',
+};
 
 function runStatusOf(outcome: RunOutcome): RunStatus {
   // An aborted run was stopped between passes by the user: what it holds is complete.
@@ -173,7 +179,14 @@ export class RunController {
     if (step.ended === null || step.ended.status === 'completed') return null;
     const result = step.result;
     const lastBoundary = result !== null && result.status !== 'ok' ? result.lastBoundary : null;
-    const detail = result === null ? step.ended.message : result.status === 'engine_error' ? `${result.code}: ${result.message}` : result.status === 'ok' ? '' : result.message;
+    const detail =
+      result === null
+        ? step.ended.message
+        : result.status === 'engine_error'
+          ? `${result.code}: ${result.message}`
+          : result.status === 'ok'
+            ? ''
+            : result.message;
     return { pass: step.pass, description: describeStop(step.ended.status, step.pass, step.kind, lastBoundary, detail) };
   }
 
@@ -195,7 +208,11 @@ export class RunController {
     }
   }
 
-  private judgeContext(reference: OpenedReference, description: OpenedEngine['description'], contracts: Record<string, Contract> = this.contracts): JudgeContext {
+  private judgeContext(
+    reference: OpenedReference,
+    description: OpenedEngine['description'],
+    contracts: Record<string, Contract> = this.contracts,
+  ): JudgeContext {
     return {
       caseId: reference.bundle.manifest.case.id,
       reference: reference.bundle,
@@ -241,30 +258,50 @@ export class RunController {
     const last = native.passes.at(-1);
     const outcome = manifest.run ?? { status: 'completed' as const, message: '', last_pass: last?.index ?? null, last_boundary: null };
     const failed = outcome.status !== 'completed' && outcome.status !== 'aborted' && last !== undefined;
-    const stop: RunStop | null = failed ? { pass: last.index, description: describeStop(outcome.status, last.index, last.kind, outcome.last_boundary, outcome.message) } : null;
-    const run: RunRecord = { ...emptyRun(), source: 'opened', nativeDir: native.dir, native, passesRun: passes, mapReport, status: 'running', message: `judging ${native.dir}: 0 of ${passes.length} passes` };
+    const stop: RunStop | null = failed
+      ? { pass: last.index, description: describeStop(outcome.status, last.index, last.kind, outcome.last_boundary, outcome.message) }
+      : null;
+    const run: RunRecord = {
+      ...emptyRun(),
+      source: 'opened',
+      nativeDir: native.dir,
+      native,
+      passesRun: passes,
+      mapReport,
+      status: 'running',
+      message: `judging ${native.dir}: 0 of ${passes.length} passes`,
+    };
     this.run = run;
     for (const pass of passes) run.passStates.set(pass, 'pending');
     for (const warning of mapReport?.unusedEntries ?? []) this.hooks.errors.add('map file', warning);
     let judgedPasses = 0;
     let judged: Awaited<ReturnType<typeof judgePasses>>;
     try {
-      judged = await judgePasses(this.hooks.pool, this.judgeContext(reference, description), { bundle: native, kind: 'bundle', map }, passes, stop, null, [], (slice) => {
-        if (this.run !== run) return;
-        // A part of a long pass adds to its rows; the pass is done with its last part.
-        for (const verdict of slice.verdicts) {
-          const list = run.verdicts.get(verdict.pass);
-          if (list === undefined) run.verdicts.set(verdict.pass, [verdict]);
-          else list.push(verdict);
-        }
-        if (slice.completes) {
-          for (const pass of slice.passes) run.passStates.set(pass, 'done');
-          judgedPasses += slice.passes.length;
-        }
-        run.message = `judging ${native.dir}: ${judgedPasses} of ${passes.length} passes`;
-        this.hooks.rowsChanged('append');
-        this.hooks.changed();
-      });
+      judged = await judgePasses(
+        this.hooks.pool,
+        this.judgeContext(reference, description),
+        { bundle: native, kind: 'bundle', map },
+        passes,
+        stop,
+        null,
+        [],
+        (slice) => {
+          if (this.run !== run) return;
+          // A part of a long pass adds to its rows; the pass is done with its last part.
+          for (const verdict of slice.verdicts) {
+            const list = run.verdicts.get(verdict.pass);
+            if (list === undefined) run.verdicts.set(verdict.pass, [verdict]);
+            else list.push(verdict);
+          }
+          if (slice.completes) {
+            for (const pass of slice.passes) run.passStates.set(pass, 'done');
+            judgedPasses += slice.passes.length;
+          }
+          run.message = `judging ${native.dir}: ${judgedPasses} of ${passes.length} passes`;
+          this.hooks.rowsChanged('append');
+          this.hooks.changed();
+        },
+      );
     } catch (error) {
       if (this.run === run) await this.clear('judging the opened run failed');
       throw judgeFailed(error, `the run in ${native.dir}`);
@@ -276,7 +313,11 @@ export class RunController {
       this.hooks.errors.add('open run', `${native.dir}: ${stop?.description ?? ''}`);
     }
     this.run.status = runStatusOf(outcome);
-    this.run.message = stop?.description ?? (outcome.status === 'aborted' ? `the run was aborted after ${passes.length} passes: ${outcome.message}` : `opened ${native.dir}: ${passes.length} passes`);
+    this.run.message =
+      stop?.description ??
+      (outcome.status === 'aborted'
+        ? `the run was aborted after ${passes.length} passes: ${outcome.message}`
+        : `opened ${native.dir}: ${passes.length} passes`);
     // The rows were appended slice by slice; only a broken audio stream bound changed one since.
     if (judged.revised) this.hooks.rowsChanged('full');
   }

@@ -94,7 +94,8 @@ export async function wavOf(native: TraceBundle | null, reference: TraceBundle, 
   if (side !== 'reference' && streams.native.length === 0) {
     throw new Error(`no ${side} audio for "${boundary}": the native run has no samples of it yet`);
   }
-  const samples = side === 'reference' ? streams.reference.samples : side === 'native' ? streams.native : nullResidual(streams.native, streams.reference.samples).samples;
+  const samples =
+    side === 'reference' ? streams.reference.samples : side === 'native' ? streams.native : nullResidual(streams.native, streams.reference.samples).samples;
   const bytes = encodeWav(samples, streams.sampleRate);
   return { fileName: fileNameOf(reference, boundary, side), bytes: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64') };
 }

@@ -28,7 +28,10 @@ export interface ComparisonReceiptInput {
 /** A file set in the session must be the file the receipt names: a changed one is refused, never signed over. */
 function requireUnchanged(what: string, path: string, expected: string, actual: string | null): void {
   if (actual !== expected) {
-    throw callError(CALL_CODES.state, `${path}: the ${what} changed since it was set (sha256 ${expected} then, ${actual ?? 'unreadable'} now): set it again to judge and sign what it says now`);
+    throw callError(
+      CALL_CODES.state,
+      `${path}: the ${what} changed since it was set (sha256 ${expected} then, ${actual ?? 'unreadable'} now): set it again to judge and sign what it says now`,
+    );
   }
 }
 
@@ -61,7 +64,8 @@ export async function exportComparisonReceipt(input: ComparisonReceiptInput): Pr
     strict: false,
     ledgerFile: null,
   });
-  if (settings.contractsFile !== null) requireUnchanged('contracts file', settings.contractsFile.path, settings.contractsFile.sha256, result.comparison.contracts.sha256);
+  if (settings.contractsFile !== null)
+    requireUnchanged('contracts file', settings.contractsFile.path, settings.contractsFile.sha256, result.comparison.contracts.sha256);
   if (settings.map !== null) requireUnchanged('map file', settings.map.path, settings.map.sha256, result.comparison.map?.sha256 ?? null);
   const file = join(dir, COMPARE_RECEIPT_FILE_NAME);
   const written = await writeCompareReceipt(result, file, privateKey);

@@ -35,8 +35,17 @@ export async function judgedSides(
   reference: TraceBundle,
   oracle: TraceBundle | null,
   settings: ComparisonSettings,
-): Promise<{ bundle: TraceBundle; oracle: TraceBundle | null; contracts: ContractsUsed; contractSource: ContractSource | null; oracleContractSource: ContractSource | null }> {
-  const { source, used } = referenceContractSource({ file: settings.contractsFile, baseline: settings.everyBoundary, defaultContract: DEFAULT_CONTRACT }, reference);
+): Promise<{
+  bundle: TraceBundle;
+  oracle: TraceBundle | null;
+  contracts: ContractsUsed;
+  contractSource: ContractSource | null;
+  oracleContractSource: ContractSource | null;
+}> {
+  const { source, used } = referenceContractSource(
+    { file: settings.contractsFile, baseline: settings.everyBoundary, defaultContract: DEFAULT_CONTRACT },
+    reference,
+  );
   const oracleSource = oracle === null ? null : oracleContractSource(source, oracle, DEFAULT_CONTRACT);
   return {
     bundle: await withContracts(reference, source),
@@ -53,7 +62,10 @@ export function comparisonInfo(settings: ComparisonSettings, contracts: Contract
   const { contractsFile, map } = settings;
   return {
     contracts,
-    contractsFile: contractsFile === null ? null : { path: contractsFile.path, name: basename(contractsFile.path), sha256: contractsFile.sha256, rules: contractsFile.rules.length },
+    contractsFile:
+      contractsFile === null
+        ? null
+        : { path: contractsFile.path, name: basename(contractsFile.path), sha256: contractsFile.sha256, rules: contractsFile.rules.length },
     defaultContract: { contract: DEFAULT_CONTRACT, everyBoundary: settings.everyBoundary },
     mapFile: map === null ? null : { path: map.path, name: basename(map.path), sha256: map.sha256, entries: map.map.length + map.unmapped.length },
     map:

@@ -45,7 +45,8 @@ export function messageOf(error: unknown): string {
 export function codeOf(error: unknown): string {
   if (error instanceof InspectorCallError) return error.code;
   // A judging worker that failed or died: the evidence could not be read or judged.
-  if (error instanceof BundleError || error instanceof LedgerError || error instanceof PathConfinementError || error instanceof JudgeFailure) return CALL_CODES.bundle;
+  if (error instanceof BundleError || error instanceof LedgerError || error instanceof PathConfinementError || error instanceof JudgeFailure)
+    return CALL_CODES.bundle;
   // A key, receipt or other file named in the request that is missing, special or too large.
   if (error instanceof ReceiptError || error instanceof GuardedReadError) return CALL_CODES.request;
   if (error instanceof OutputFolderError) return CALL_CODES.state;

@@ -84,7 +84,11 @@ export function passSlices(reference: TraceBundle, native: TraceBundle | null, p
     const parts = Math.min(Math.max(1, count), Math.max(Math.ceil(count / SLICE_ROWS), Math.ceil(passBytes / SLICE_BYTES)));
     if (parts > 1) {
       for (let part = 0; part < parts; part++) {
-        slices.push({ passes: [pass], range: { from: Math.floor((part * count) / parts), to: Math.floor(((part + 1) * count) / parts) }, completes: part === parts - 1 });
+        slices.push({
+          passes: [pass],
+          range: { from: Math.floor((part * count) / parts), to: Math.floor(((part + 1) * count) / parts) },
+          completes: part === parts - 1,
+        });
       }
       continue;
     }
@@ -151,7 +155,8 @@ export async function judgePasses(
       }
       onSlice(slice);
     },
-    audioRows: () => (native === null || nativeUnreadable !== null || bounded.size === 0 ? null : [...earlier, ...judged].filter((verdict) => bounded.has(verdict.boundary))),
+    audioRows: () =>
+      native === null || nativeUnreadable !== null || bounded.size === 0 ? null : [...earlier, ...judged].filter((verdict) => bounded.has(verdict.boundary)),
   });
   // Counts are recomputed from the rows by the session; applyAudioStream's are not kept.
   const scratch = emptyCounts();
@@ -214,7 +219,15 @@ export function catalogueFromReference(reference: TraceBundle): EngineDescriptio
   for (const pass of reference.passes) {
     for (const entry of pass.boundaries) {
       if (entries.has(entry.name)) continue;
-      entries.set(entry.name, { name: entry.name, stage: entry.stage, dtype: entry.dtype, shape: [...entry.shape], emit: 'every_pass', injectable: false, doc: '' });
+      entries.set(entry.name, {
+        name: entry.name,
+        stage: entry.stage,
+        dtype: entry.dtype,
+        shape: [...entry.shape],
+        emit: 'every_pass',
+        injectable: false,
+        doc: '',
+      });
     }
   }
   return {
@@ -240,4 +253,3 @@ export function describeStop(status: RunOutcome['status'], pass: number, kind: s
   const where = lastBoundary === null ? 'before its first boundary' : `after boundary ${lastBoundary}`;
   return `${STATUS_WORDS[status]} in pass ${pass} (${kind}), ${where}${detail === '' ? '' : `: ${detail}`}`;
 }
-

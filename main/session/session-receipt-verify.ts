@@ -55,7 +55,10 @@ function resolveKey(publicKeyPem: string | null): { key: KeyObject; check: Check
     }
     const { publicKeyPath } = defaultUserKeyPaths(process.env);
     if (!existsSync(publicKeyPath)) {
-      return { key: null, check: { name: 'public key', ok: false, detail: `no public key was given and there is no per-user default key at ${publicKeyPath}` } };
+      return {
+        key: null,
+        check: { name: 'public key', ok: false, detail: `no public key was given and there is no per-user default key at ${publicKeyPath}` },
+      };
     }
     const key = loadPublicKey(publicKeyPath);
     return { key, check: { name: 'public key', ok: true, detail: `ok: your per-user default key ${publicKeyPath}, keyid ${keyIdOf(key)}` } };

@@ -78,7 +78,13 @@ export async function exportSessionReceipt(input: ReceiptExportInput): Promise<R
 }
 
 /** What the app shows of a receipt just written (the gate's or compare's), its subject files remembered for verifying it. */
-export async function exportedReceipt(file: string, keyId: string, privateKey: KeyObject, result: GateResult, subjects: [string, string][]): Promise<ReceiptExport> {
+export async function exportedReceipt(
+  file: string,
+  keyId: string,
+  privateKey: KeyObject,
+  result: GateResult,
+  subjects: [string, string][],
+): Promise<ReceiptExport> {
   rememberSubjectFiles(subjects);
   return {
     path: file,

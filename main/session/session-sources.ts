@@ -104,7 +104,11 @@ function wrongKind(bundle: TraceBundle, expected: string, hint: string): BundleE
  * `settings` give the contracts a bundle that declares none is judged under (compare's rules,
  * session-comparison.ts). The case's known-gap ledger is read as the gate reads it.
  */
-export async function openReference(dir: string, settings: ComparisonSettings = noComparisonSettings(), open: BundleOpener = openBundle): Promise<OpenedReference> {
+export async function openReference(
+  dir: string,
+  settings: ComparisonSettings = noComparisonSettings(),
+  open: BundleOpener = openBundle,
+): Promise<OpenedReference> {
   let referenceDir = resolve(dir);
   if (!existsSync(join(referenceDir, MANIFEST_FILE_NAME)) && existsSync(join(referenceDir, 'reference', MANIFEST_FILE_NAME))) {
     referenceDir = join(referenceDir, 'reference');
@@ -116,18 +120,21 @@ export async function openReference(dir: string, settings: ComparisonSettings = 
     if (incomplete !== null) throw callError(CALL_CODES.bundle, incomplete);
     const candidate = join(dirname(referenceDir), ORACLE_FOLDER);
     // Only a reference bundle has its case's fp64 oracle beside it.
-    const oracleDir = bundle.manifest.kind === 'reference' && basename(referenceDir) !== ORACLE_FOLDER && existsSync(join(candidate, MANIFEST_FILE_NAME)) ? candidate : null;
+    const oracleDir =
+      bundle.manifest.kind === 'reference' && basename(referenceDir) !== ORACLE_FOLDER && existsSync(join(candidate, MANIFEST_FILE_NAME)) ? candidate : null;
     if (oracleDir !== null) {
       oracle = await open(oracleDir, { checkPadding: true });
       if (oracle.manifest.kind !== 'oracle-f64') throw wrongKind(oracle, 'oracle-f64', `${oracleDir} sits where the case's fp64 oracle belongs`);
       if (oracle.manifest.case.id !== bundle.manifest.case.id) {
-        throw new BundleError('E_MANIFEST_SCHEMA', oracle.manifestPath, 'case.id', `is "${oracle.manifest.case.id}", but the reference beside it is case "${bundle.manifest.case.id}"`);
+        throw new BundleError(
+          'E_MANIFEST_SCHEMA',
+          oracle.manifestPath,
+          'case.id',
+          `is "${oracle.manifest.case.id}", but the reference beside it is case "${bundle.manifest.case.id}"`,
+        );
       }
     }
-    const ledger = await loadLedger(
-      [{ caseId: bundle.manifest.case.id, referenceDir, manifestPath: bundle.manifestPath, manifest: bundle.manifest }],
-      null,
-    );
+    const ledger = await loadLedger([{ caseId: bundle.manifest.case.id, referenceDir, manifestPath: bundle.manifestPath, manifest: bundle.manifest }], null);
     const judged = await judgedSides(bundle, oracle, settings);
     return { dir: referenceDir, ...judged, raw: bundle, rawOracle: oracle, oracleDir, info: bundleInfo(bundle, oracleDir), ledger: ledger.entries };
   } catch (error) {
@@ -146,9 +153,15 @@ export async function withSettings(reference: OpenedReference, settings: Compari
  * kind, a completed run of the same case on the same inputs, every file and tensor digest and its
  * padding checked; its contracts as compare gives an oracle's. Nothing of `reference` is closed.
  */
-export async function withOracle(dir: string, reference: OpenedReference, settings: ComparisonSettings, open: BundleOpener = openBundle): Promise<OpenedReference> {
+export async function withOracle(
+  dir: string,
+  reference: OpenedReference,
+  settings: ComparisonSettings,
+  open: BundleOpener = openBundle,
+): Promise<OpenedReference> {
   const oracleDir = resolve(dir);
-  if (oracleDir === reference.dir) throw callError(CALL_CODES.request, `dir: ${oracleDir} is the open reference bundle itself; an oracle is a second implementation`);
+  if (oracleDir === reference.dir)
+    throw callError(CALL_CODES.request, `dir: ${oracleDir} is the open reference bundle itself; an oracle is a second implementation`);
   const oracle = await open(oracleDir, { checkPadding: true });
   try {
     const problem = incompleteRunProblem(oracle, 'oracle') ?? sameCaseProblem(reference.raw, oracle, 'oracle');
@@ -174,7 +187,8 @@ export async function withoutOracle(reference: OpenedReference, settings: Compar
  */
 export async function openCandidateRun(dir: string, reference: OpenedReference, open: BundleOpener = openBundle): Promise<TraceBundle> {
   const candidateDir = resolve(dir);
-  if (candidateDir === reference.dir) throw callError(CALL_CODES.request, `dir: ${candidateDir} is the open reference bundle itself; open the run to compare with it`);
+  if (candidateDir === reference.dir)
+    throw callError(CALL_CODES.request, `dir: ${candidateDir} is the open reference bundle itself; open the run to compare with it`);
   const native = await open(candidateDir);
   try {
     const problem = sameCaseProblem(reference.raw, native, 'candidate');

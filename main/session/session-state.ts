@@ -35,7 +35,18 @@ export interface RunRecord {
 }
 
 export function emptyRun(): RunRecord {
-  return { source: 'none', live: null, nativeDir: null, native: null, verdicts: new Map(), passStates: new Map(), passesRun: [], status: 'idle', message: '', mapReport: null };
+  return {
+    source: 'none',
+    live: null,
+    nativeDir: null,
+    native: null,
+    verdicts: new Map(),
+    passStates: new Map(),
+    passesRun: [],
+    status: 'idle',
+    message: '',
+    mapReport: null,
+  };
 }
 
 /** Every verdict of the run in execution order (pass, then catalogue order). */

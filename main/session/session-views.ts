@@ -32,12 +32,14 @@ export interface ViewSides {
 }
 
 export const sessionViews = {
-  tensorView: async (sides: ViewSides, request: TensorViewRequest): Promise<TensorView> => viewWire.tensorView(await tensorView(sides.native, sides.base, request)),
+  tensorView: async (sides: ViewSides, request: TensorViewRequest): Promise<TensorView> =>
+    viewWire.tensorView(await tensorView(sides.native, sides.base, request)),
   series: async (sides: ViewSides, request: SeriesRequest): Promise<Series> => viewWire.series(await series(sides.native, sides.base, request)),
   errorStats: async (sides: ViewSides, ref: BoundaryRef): Promise<ErrorStats> => viewWire.errorStats(await errorStats(sides.native, sides.base, ref)),
   element: async (sides: ViewSides, request: { pass: number; boundary: string; flatIndex: number }): Promise<Element> =>
     viewWire.element(await elementAt(sides.native, sides.base, request)),
-  specials: async (sides: ViewSides, ref: BoundaryRef, limit: number): Promise<Specials> => viewWire.specials(await specials(sides.native, sides.base, ref, limit)),
+  specials: async (sides: ViewSides, ref: BoundaryRef, limit: number): Promise<Specials> =>
+    viewWire.specials(await specials(sides.native, sides.base, ref, limit)),
   firstSpecial: async (sides: ViewSides, order: readonly BoundaryRef[], kind: 'nan' | 'inf'): Promise<FirstSpecial> =>
     viewWire.firstSpecial(await findFirstSpecial(sides.native, sides.base, order, kind)),
   audio: (sides: ViewSides, boundary: string): Promise<Audio> => audioOf(sides.native, sides.base, boundary),

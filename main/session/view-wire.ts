@@ -13,15 +13,7 @@ import {
   type TensorView,
   type WireNumber,
 } from '../../protocol/inspector-api.ts';
-import type {
-  ElementValue,
-  ErrorStatsValue,
-  FirstSpecialValue,
-  SeriesSide,
-  SeriesValue,
-  SpecialsValue,
-  TensorViewValue,
-} from '../core/inspect/view-values.ts';
+import type { ElementValue, ErrorStatsValue, FirstSpecialValue, SeriesSide, SeriesValue, SpecialsValue, TensorViewValue } from '../core/inspect/view-values.ts';
 
 const wireAll = (values: readonly number[]): WireNumber[] => values.map(toWire);
 const wireSide = (side: SeriesSide): Series['reference'] => ({ min: wireAll(side.min), max: wireAll(side.max) });
@@ -29,7 +21,12 @@ const wireOrNull = (value: number | null): WireNumber | null => (value === null 
 
 export const viewWire = {
   tensorView: (view: TensorViewValue): TensorView => ({ ...view, max: toWire(view.max) }),
-  series: (series: SeriesValue): Series => ({ ...series, reference: wireSide(series.reference), native: wireSide(series.native), absDiff: wireAll(series.absDiff) }),
+  series: (series: SeriesValue): Series => ({
+    ...series,
+    reference: wireSide(series.reference),
+    native: wireSide(series.native),
+    absDiff: wireAll(series.absDiff),
+  }),
   errorStats: (stats: ErrorStatsValue): ErrorStats => ({
     ...stats,
     scatter: { magnitude: wireAll(stats.scatter.magnitude), absDiff: wireAll(stats.scatter.absDiff), flatIndex: stats.scatter.flatIndex },

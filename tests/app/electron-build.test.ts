@@ -19,7 +19,12 @@ let preload = '';
 beforeAll(() => {
   execFileSync(
     process.execPath,
-    [join(REPO_ROOT, 'node_modules', 'electron-vite', 'bin', 'electron-vite.js'), 'build', '--config', join(REPO_ROOT, 'tests', 'app', 'electron-vite.app-test.config.ts')],
+    [
+      join(REPO_ROOT, 'node_modules', 'electron-vite', 'bin', 'electron-vite.js'),
+      'build',
+      '--config',
+      join(REPO_ROOT, 'tests', 'app', 'electron-vite.app-test.config.ts'),
+    ],
     { cwd: REPO_ROOT, stdio: 'pipe', env: { ...process.env, TI_APP_TEST_OUT: out } },
   );
   main = readFileSync(join(out, 'main', 'index.js'), 'utf8');

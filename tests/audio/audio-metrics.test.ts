@@ -1,14 +1,7 @@
 // Metrics on synthetic signals whose answers are known in closed form, each with a deliberate
 // error of known size.
 import { describe, expect, it } from 'vitest';
-import {
-  errorToSignalRatio,
-  mrStftSizes,
-  multiResolutionStft,
-  nullTest,
-  periodicHann,
-  snrDb,
-} from '../../main/core/audio/audio-metrics.ts';
+import { errorToSignalRatio, mrStftSizes, multiResolutionStft, nullTest, periodicHann, snrDb } from '../../main/core/audio/audio-metrics.ts';
 import { gaussian, sine, testSignal } from './signals.ts';
 
 const N = 48000; // 2 s at 24 kHz
@@ -74,7 +67,10 @@ describe('added noise at a known level', () => {
     const distances = [40, 20, 0].map((level) => {
       const sigma = Math.sqrt((amplitude * amplitude) / 2 / 10 ** (level / 10));
       const noise = gaussian(N, sigma, 7);
-      return multiResolutionStft(Float32Array.from(r, (x, i) => x + noise[i]!), r).distance;
+      return multiResolutionStft(
+        Float32Array.from(r, (x, i) => x + noise[i]!),
+        r,
+      ).distance;
     });
     expect(distances[0]!).toBeGreaterThan(0);
     expect(distances[1]!).toBeGreaterThan(distances[0]!);
@@ -127,7 +123,12 @@ describe('edge cases', () => {
     const stft = multiResolutionStft(Float32Array.from(r), r);
     expect(stft.resolutions.map((res) => [res.fftSize, res.hop, res.frames])).toEqual([[256, 64, 1]]);
     expect(stft.distance).toBe(0);
-    expect(multiResolutionStft(r.map((x) => 0.5 * x), r).resolutions[0]!.spectralConvergence).toBeCloseTo(0.5, 10);
+    expect(
+      multiResolutionStft(
+        r.map((x) => 0.5 * x),
+        r,
+      ).resolutions[0]!.spectralConvergence,
+    ).toBeCloseTo(0.5, 10);
   });
   it('periodic Hann: w[0] = 0, w[N/2] = 1, w[N/4] = 0.5', () => {
     const w = periodicHann(512);

@@ -16,7 +16,9 @@ const REFERENCE_SAMPLES = (() => {
     passes: z.array(z.looseObject({ boundaries: z.array(z.looseObject({ name: z.string(), valid: z.looseObject({ length: z.number() }).nullable() })) })),
   });
   const manifest = Manifest.parse(JSON.parse(readFileSync(join(referenceBundle('speech'), 'manifest.json'), 'utf8')));
-  return manifest.passes.flatMap((pass) => pass.boundaries).reduce((sum, boundary) => sum + (boundary.name === 'detok.pcm' ? (boundary.valid?.length ?? 0) : 0), 0);
+  return manifest.passes
+    .flatMap((pass) => pass.boundaries)
+    .reduce((sum, boundary) => sum + (boundary.name === 'detok.pcm' ? (boundary.valid?.length ?? 0) : 0), 0);
 })();
 
 async function captureSpeech(options: Record<string, string>): Promise<AudioSummary> {

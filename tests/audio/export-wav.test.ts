@@ -50,7 +50,9 @@ describe('readPcmStream', () => {
       // Only a declared audio boundary is read (the committed bundles predate the "audio" map:
       // their detok.pcm is declared for them, at 24 kHz).
       expect(stream.sampleRate).toBe(24000);
-      await expect(readPcmStream(bundle, 'no.such.boundary')).rejects.toThrow(/"no\.such\.boundary" is not declared audio \(declared audio boundaries: "detok\.pcm"\)/);
+      await expect(readPcmStream(bundle, 'no.such.boundary')).rejects.toThrow(
+        /"no\.such\.boundary" is not declared audio \(declared audio boundaries: "detok\.pcm"\)/,
+      );
     } finally {
       await bundle.close();
     }

@@ -33,5 +33,8 @@ export function sine(length: number, amplitude: number, hz: number, sampleRate =
 /** A speech-like test signal: two partials plus a little noise. */
 export function testSignal(length: number, seed = 1): Float32Array {
   const noise = gaussian(length, 0.05, seed);
-  return Float32Array.from({ length }, (_, i) => 0.4 * Math.sin((2 * Math.PI * 220 * i) / 24000) + 0.2 * Math.sin((2 * Math.PI * 1370 * i) / 24000) + noise[i]!);
+  return Float32Array.from(
+    { length },
+    (_, i) => 0.4 * Math.sin((2 * Math.PI * 220 * i) / 24000) + 0.2 * Math.sin((2 * Math.PI * 1370 * i) / 24000) + noise[i]!,
+  );
 }

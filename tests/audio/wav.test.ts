@@ -42,7 +42,15 @@ describe('WAV (32-bit float, mono, 24 kHz)', () => {
     const path = join(work, 'round-trip.wav');
     await writeWavFile(path, samples);
     const decoded = decodeWav(readFileSync(path), path);
-    expect(decoded).toMatchObject({ format: 3, channels: 1, sampleRate: 24000, byteRate: 96000, blockAlign: 4, bitsPerSample: 32, factSampleLength: samples.length });
+    expect(decoded).toMatchObject({
+      format: 3,
+      channels: 1,
+      sampleRate: 24000,
+      byteRate: 96000,
+      blockAlign: 4,
+      bitsPerSample: 32,
+      factSampleLength: samples.length,
+    });
     expect(Buffer.from(decoded.samples.buffer).equals(Buffer.from(samples.buffer))).toBe(true);
     expect(Object.is(decoded.samples[1], -0)).toBe(true);
     const long = testSignal(24000);

@@ -115,8 +115,20 @@ function heatmapPair(root: string, caseId: string): BundlePair {
   return writePair(
     root,
     caseId,
-    [{ kind: 'prefill', mode: 'text', boundaries: [spec('small.matrix', SMALL_SIDE, small.reference, true), spec('big.matrix', HEATMAP_SIDE, big.reference, true)] }],
-    [{ kind: 'prefill', mode: 'text', boundaries: [spec('small.matrix', SMALL_SIDE, small.native, false), spec('big.matrix', HEATMAP_SIDE, big.native, false)] }],
+    [
+      {
+        kind: 'prefill',
+        mode: 'text',
+        boundaries: [spec('small.matrix', SMALL_SIDE, small.reference, true), spec('big.matrix', HEATMAP_SIDE, big.reference, true)],
+      },
+    ],
+    [
+      {
+        kind: 'prefill',
+        mode: 'text',
+        boundaries: [spec('small.matrix', SMALL_SIDE, small.native, false), spec('big.matrix', HEATMAP_SIDE, big.native, false)],
+      },
+    ],
   );
 }
 
@@ -128,7 +140,10 @@ export interface ApiClient {
 }
 
 /** A WebSocket client of `serve` (this process), every reply checked as the renderer checks it; events go to `onEvent`. */
-export async function connectApi(serve: Pick<ServeProcess, 'origin' | 'token'>, onEvent: (event: InspectorEvent) => void = () => undefined): Promise<ApiClient> {
+export async function connectApi(
+  serve: Pick<ServeProcess, 'origin' | 'token'>,
+  onEvent: (event: InspectorEvent) => void = () => undefined,
+): Promise<ApiClient> {
   const socket = new WebSocket(`${serve.origin.replace('http://', 'ws://')}/api?token=${encodeURIComponent(serve.token)}`, { maxPayload: 0 });
   await new Promise<void>((resolvePromise, reject) => {
     socket.once('open', () => resolvePromise());
@@ -136,7 +151,11 @@ export async function connectApi(serve: Pick<ServeProcess, 'origin' | 'token'>, 
   });
   const pending = new Map<number, { resolve: (response: unknown) => void; reject: (error: Error) => void }>();
   socket.on('message', (data: RawData) => {
-    const text = Buffer.isBuffer(data) ? data.toString('utf8') : Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data).toString('utf8');
+    const text = Buffer.isBuffer(data)
+      ? data.toString('utf8')
+      : Array.isArray(data)
+        ? Buffer.concat(data).toString('utf8')
+        : Buffer.from(data).toString('utf8');
     const parsed: unknown = JSON.parse(text);
     const reply = ReplyFrameSchema.safeParse(parsed);
     if (!reply.success) {
@@ -512,7 +531,17 @@ async function judgeOnOneThread(pair: BundlePair): Promise<{ wallMs: number; max
     const delay = monitorEventLoopDelay({ resolution: 10 });
     delay.enable();
     const started = performance.now();
-    await judgeCase({ caseId: pair.caseId, reference, native, oracle: null, description: catalogueFromReference(reference), ledger: [], stop: null, nativeUnreadable: null, contracts: {} });
+    await judgeCase({
+      caseId: pair.caseId,
+      reference,
+      native,
+      oracle: null,
+      description: catalogueFromReference(reference),
+      ledger: [],
+      stop: null,
+      nativeUnreadable: null,
+      contracts: {},
+    });
     const wallMs = performance.now() - started;
     delay.disable();
     return { wallMs, maxBlockMs: delay.max / 1e6 };
@@ -554,7 +583,9 @@ async function measureHeatmap(page: Page, bytes: SocketBytes, boundary: string):
   const reply = bytes.replyBytes('getTensorView');
   if (view === null || reply === null) {
     const seen = log.frames.map((frame) => `${frame.dir} ${methodOf(frame) ?? callId(frame) ?? '?'}`).join(', ');
-    throw new Error(`no getTensorView call and reply for ${boundary} (page frames: ${seen}; playwright saw ${bytes.sent.map((call) => call.method).join(', ')})`);
+    throw new Error(
+      `no getTensorView call and reply for ${boundary} (page frames: ${seen}; playwright saw ${bytes.sent.map((call) => call.method).join(', ')})`,
+    );
   }
   const request = z.object({ maxRows: z.number(), maxCols: z.number() }).safeParse(reply.request);
   const others = [...bytes.byMethod()]
@@ -613,9 +644,12 @@ export async function benchAppPerformance(): Promise<string[]> {
     const small = samples.get('1k') ?? [];
     const large = samples.get('50k') ?? [];
     const pick = (list: TableSample[], key: keyof TableSample): number[] => list.flatMap((sample) => (typeof sample[key] === 'number' ? [sample[key]] : []));
-    const ratio = (key: keyof TableSample): string => (median(pick(small, key)) > 0 ? `${(median(pick(large, key)) / median(pick(small, key))).toFixed(1)}x the 1k table` : 'n/a');
+    const ratio = (key: keyof TableSample): string =>
+      median(pick(small, key)) > 0 ? `${(median(pick(large, key)) / median(pick(small, key))).toFixed(1)}x the 1k table` : 'n/a';
     lines.push('');
-    lines.push(`(a) boundary table: ${large[0]?.rowCount ?? 0} rows (${TABLE_PASSES} passes x ${TABLE_PER_PASS}) vs baseline ${small[0]?.rowCount ?? 0} rows, each painted from an empty table`);
+    lines.push(
+      `(a) boundary table: ${large[0]?.rowCount ?? 0} rows (${TABLE_PASSES} passes x ${TABLE_PER_PASS}) vs baseline ${small[0]?.rowCount ?? 0} rows, each painted from an empty table`,
+    );
     lines.push(
       `    getRows replies (columns: dictionary-coded fields, float64 errors, a flags byte per row): ${mib(large[0]?.replyBytes ?? 0)} in ${large[0]?.rowsCalls ?? 0} call(s), ` +
         `${((large[0]?.replyBytes ?? 0) / Math.max(1, large[0]?.rowCount ?? 1)).toFixed(0)} B/row (50k) vs ${mib(small[0]?.replyBytes ?? 0)} in ${small[0]?.rowsCalls ?? 0} (1k)`,
@@ -679,9 +713,13 @@ export async function benchAppPerformance(): Promise<string[]> {
       const maxPing = Math.max(...of(open50k, 'maxPingMs'));
       const idlePing = median(idleRtts);
       lines.push('');
-      lines.push(`(c) opening a run from an empty table, judged on worker threads and streamed: ${open50k[0]?.rowCount ?? 0} rows vs ${open1k[0]?.rowCount ?? 0}; a second connection sends getSession every ${PING_EVERY_MS} ms meanwhile`);
+      lines.push(
+        `(c) opening a run from an empty table, judged on worker threads and streamed: ${open50k[0]?.rowCount ?? 0} rows vs ${open1k[0]?.rowCount ?? 0}; a second connection sends getSession every ${PING_EVERY_MS} ms meanwhile`,
+      );
       lines.push(`    openRun sent -> the table first painted with rows: 50k ${spread(of(open50k, 'firstRowsMs'))}; 1k ${spread(of(open1k, 'firstRowsMs'))}`);
-      lines.push(`    openRun sent -> every row painted: 50k ${spread(of(open50k, 'allRowsMs'))} in ${of(open50k, 'paints').join(', ')} table commits; openRun reply (judging done) ${spread(of(open50k, 'openRunMs'))}`);
+      lines.push(
+        `    openRun sent -> every row painted: 50k ${spread(of(open50k, 'allRowsMs'))} in ${of(open50k, 'paints').join(', ')} table commits; openRun reply (judging done) ${spread(of(open50k, 'openRunMs'))}`,
+      );
       lines.push(
         `    baseline, the design this replaced (same bundles, this process): judgeCase over the whole run on one thread ${ms(oneThread.wallMs)} ms before any row existed, ` +
           `the thread blocked up to ${ms(oneThread.maxBlockMs)} ms at a time`,
@@ -718,7 +756,9 @@ export async function benchAppPerformance(): Promise<string[]> {
     }
     const tensorBytes = HEATMAP_SIDE * HEATMAP_SIDE * 4;
     lines.push('');
-    lines.push(`(b) heatmap: ${HEATMAP_SIDE}x${HEATMAP_SIDE} F32 (${mib(tensorBytes)} per side; 64 outliers, one NaN) vs ${SMALL_SIDE}x${SMALL_SIDE}; openRun judged both in ${ms(heatOpenRunMs)} ms`);
+    lines.push(
+      `(b) heatmap: ${HEATMAP_SIDE}x${HEATMAP_SIDE} F32 (${mib(tensorBytes)} per side; 64 outliers, one NaN) vs ${SMALL_SIDE}x${SMALL_SIDE}; openRun judged both in ${ms(heatOpenRunMs)} ms`,
+    );
     lines.push(
       `    the session's first heatmap (${firstEver.boundary}; Plotly warmed while idle after the first table paint): press -> painted ${ms(firstEver.pressToPaintedMs)} ms, of which reply -> afterplot ${ms(firstEver.replyToPaintedMs)}; not in the figures below`,
     );

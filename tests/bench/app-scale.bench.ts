@@ -128,7 +128,9 @@ export async function benchAppScale(): Promise<string[]> {
     const liveSeconds = (performance.now() - started) / 1000;
     const nativeDir = /captured into (\S+)$/.exec(snapshot.run.message)?.[1] ?? '';
     lines.push('');
-    lines.push(`live: ${snapshot.timeline.filter((pass) => pass.state === 'done').length} passes stepped in ${liveSeconds.toFixed(0)} s (${snapshot.run.status}), ${snapshot.rowCount} rows; native run in ${nativeDir}`);
+    lines.push(
+      `live: ${snapshot.timeline.filter((pass) => pass.state === 'done').length} passes stepped in ${liveSeconds.toFixed(0)} s (${snapshot.run.status}), ${snapshot.rowCount} rows; native run in ${nativeDir}`,
+    );
     lines.push(
       `    engine's pass done (its last progress event) -> step reply with the pass judged: median ${ms(median(judgedAfter))} ms, max ${ms(Math.max(...judgedAfter))} ms over ${judgedAfter.length} steps; ` +
         `longest getSession round trip during the steps ${ms(maxStepPing)} ms (idle: up to ${ms(idle.maxPingMs)} ms over ${idle.pings})`,
@@ -145,12 +147,16 @@ export async function benchAppScale(): Promise<string[]> {
     events.length = 0;
     const sentAt = nowEpoch();
     const open = await withPings(pinging, () => client.call('openRun', { dir: nativeDir }));
-    const snapshots = events.flatMap((entry) => (entry.event.type === 'snapshot' && entry.event.snapshot.rowsVersion !== emptied.rowsVersion ? [{ at: entry.at, snapshot: entry.event.snapshot }] : []));
+    const snapshots = events.flatMap((entry) =>
+      entry.event.type === 'snapshot' && entry.event.snapshot.rowsVersion !== emptied.rowsVersion ? [{ at: entry.at, snapshot: entry.event.snapshot }] : [],
+    );
     const firstRows = snapshots.find((entry) => entry.snapshot.rowCount > 0);
     const firstDivergence = snapshots.find((entry) => entry.snapshot.firstDivergence !== null);
     const rows = await withPings(pinging, () => client.call('getRows', {}));
     lines.push('');
-    lines.push(`open the captured run (${open.value.rowCount} rows, ${open.value.timeline.length} passes; manifests read on the judging workers, rows streamed as judged):`);
+    lines.push(
+      `open the captured run (${open.value.rowCount} rows, ${open.value.timeline.length} passes; manifests read on the judging workers, rows streamed as judged):`,
+    );
     lines.push(
       `    openRun sent -> first rows in a snapshot ${firstRows === undefined ? 'n/a' : ms(firstRows.at - sentAt)} ms [target <= ${TARGETS.firstRowsMs} ms: ${met(firstRows !== undefined && firstRows.at - sentAt <= TARGETS.firstRowsMs)}]; ` +
         `-> first divergence in a snapshot ${firstDivergence === undefined ? 'n/a' : `${ms(firstDivergence.at - sentAt)} ms (${firstDivergence.snapshot.firstDivergence?.boundary ?? ''}, pass ${firstDivergence.snapshot.firstDivergence?.pass ?? ''})`}; ` +
@@ -168,18 +174,33 @@ export async function benchAppScale(): Promise<string[]> {
     const shown = largest.elements * 4;
     const view = await withPings(pinging, () => client.call('getTensorView', { pass: largest.pass, boundary: largest.boundary, metric: 'abs_diff', ...GRID }));
     const { folded } = view.value;
-    const zoomWindow = { row0: Math.floor(folded.rows / 4), row1: Math.floor(folded.rows / 4) + Math.min(64, folded.rows), col0: 0, col1: Math.min(256, folded.cols) };
-    const zoom = await withPings(pinging, () => client.call('getTensorView', { pass: largest.pass, boundary: largest.boundary, metric: 'abs_diff', ...GRID, window: zoomWindow }));
-    const element = await withPings(pinging, () => client.call('getElement', { pass: largest.pass, boundary: largest.boundary, flatIndex: Math.floor(largest.elements / 2) }));
+    const zoomWindow = {
+      row0: Math.floor(folded.rows / 4),
+      row1: Math.floor(folded.rows / 4) + Math.min(64, folded.rows),
+      col0: 0,
+      col1: Math.min(256, folded.cols),
+    };
+    const zoom = await withPings(pinging, () =>
+      client.call('getTensorView', { pass: largest.pass, boundary: largest.boundary, metric: 'abs_diff', ...GRID, window: zoomWindow }),
+    );
+    const element = await withPings(pinging, () =>
+      client.call('getElement', { pass: largest.pass, boundary: largest.boundary, flatIndex: Math.floor(largest.elements / 2) }),
+    );
     lines.push('');
     lines.push(`views of the largest boundary, pass ${largest.pass} ${largest.boundary} (${largest.dtype}, ${(shown / 2 ** 20).toFixed(1)} MiB per side):`);
-    lines.push(`    heatmap ${view.value.grid.rows}x${view.value.grid.cols} cells of ${folded.rows}x${folded.cols}: ${ms(view.wallMs)} ms, pings up to ${ms(view.maxPingMs)} ms`);
-    lines.push(`    zoom rows ${zoomWindow.row0}..${zoomWindow.row1} x cols ${zoomWindow.col0}..${zoomWindow.col1}: ${ms(zoom.wallMs)} ms, pings up to ${ms(zoom.maxPingMs)} ms`);
+    lines.push(
+      `    heatmap ${view.value.grid.rows}x${view.value.grid.cols} cells of ${folded.rows}x${folded.cols}: ${ms(view.wallMs)} ms, pings up to ${ms(view.maxPingMs)} ms`,
+    );
+    lines.push(
+      `    zoom rows ${zoomWindow.row0}..${zoomWindow.row1} x cols ${zoomWindow.col0}..${zoomWindow.col1}: ${ms(zoom.wallMs)} ms, pings up to ${ms(zoom.maxPingMs)} ms`,
+    );
     lines.push(`    bit inspector (one element, read by its chunk): ${ms(element.wallMs)} ms, pings up to ${ms(element.maxPingMs)} ms`);
 
     const peak = peakRss(serve.pid);
     lines.push('');
-    lines.push(`memory: serve process peak RSS ${mb(peak)} (judging workers included, they are its threads) for ${(2 * reference.bytes / GIB).toFixed(1)} GiB of bundles (${((peak / (2 * reference.bytes)) * 100).toFixed(2)}%)`);
+    lines.push(
+      `memory: serve process peak RSS ${mb(peak)} (judging workers included, they are its threads) for ${((2 * reference.bytes) / GIB).toFixed(1)} GiB of bundles (${((peak / (2 * reference.bytes)) * 100).toFixed(2)}%)`,
+    );
   } finally {
     for (const client of clients) client.close();
     await serve?.stop();

@@ -23,7 +23,16 @@ import { join } from 'node:path';
 import koffi from 'koffi';
 import { EngineHost, type Isolation, type PassResult } from '../../main/engine-host/engine-host.ts';
 import { threadCpuMs } from '../../main/engine-host/thread-cpu-time.ts';
-import { REFERENCE_ENGINE, captureHeader, referenceInputs, setInputs, testlib, toyInputs, WEIGHTS_FILE, type NamedTensor } from '../engine-host/engine-host-fixtures.ts';
+import {
+  REFERENCE_ENGINE,
+  captureHeader,
+  referenceInputs,
+  setInputs,
+  testlib,
+  toyInputs,
+  WEIGHTS_FILE,
+  type NamedTensor,
+} from '../engine-host/engine-host-fixtures.ts';
 
 export const TARGET_RATIO = 1.3;
 export const PER_BYTE_TARGET = 2;
@@ -167,7 +176,15 @@ async function runOnce(host: EngineHost, engine: BenchEngine, mode: Mode, dir: s
 async function measure(engine: BenchEngine, isolation: Isolation): Promise<Measured> {
   const scratch = mkdtempSync(join(process.env['TRACE_INSPECTOR_SCALE_DIR'] ?? tmpdir(), `ti-bench-${isolation}-`));
   const host = await EngineHost.start({ library: engine.library, isolation, passTimeoutMs: 600_000 });
-  const measured: Measured = { bare: emptyTotals(), callback: emptyTotals(), capture: emptyTotals(), recordSizes: [], poolBytes: 0, largestPass: 0, engineHostRss: 0 };
+  const measured: Measured = {
+    bare: emptyTotals(),
+    callback: emptyTotals(),
+    capture: emptyTotals(),
+    recordSizes: [],
+    poolBytes: 0,
+    largestPass: 0,
+    engineHostRss: 0,
+  };
   const sizes: number[] = [];
   const unsubscribe = host.onRecord((event) => sizes.push(event.byteLength));
   try {
@@ -218,7 +235,10 @@ function memcpyMsPerByte(sizes: readonly number[], region: number): { wall: numb
   try {
     memset(src, 7, largest);
     memset(dst, 0, size);
-    const lap = Math.max(1, sizes.reduce((a, b) => a + b, 0));
+    const lap = Math.max(
+      1,
+      sizes.reduce((a, b) => a + b, 0),
+    );
     const laps = Math.ceil(size / lap);
     let offset = 0;
     let best = Infinity;
@@ -276,12 +296,15 @@ function peakRss(pid: number): number {
 
 const ms = (value: number): string => value.toFixed(3);
 const ratioText = (value: number): string => `${value.toFixed(2)}x`;
-const bytesText = (value: number): string => (value >= 1024 * 1024 ? `${(value / 1024 / 1024).toFixed(1)} MiB` : value >= 1024 ? `${(value / 1024).toFixed(1)} KiB` : `${value.toFixed(0)} B`);
+const bytesText = (value: number): string =>
+  value >= 1024 * 1024 ? `${(value / 1024 / 1024).toFixed(1)} MiB` : value >= 1024 ? `${(value / 1024).toFixed(1)} KiB` : `${value.toFixed(0)} B`;
 const mb = (bytes: number): string => `${(bytes / 1e6).toFixed(0)} MB`;
 
 export async function benchCaptureOverhead(): Promise<string[]> {
   const lines: string[] = [
-    `node ${process.version}, ${availableParallelism()} cores (${cpus()[0]?.model ?? '?'}), load average ${loadavg().map((value) => value.toFixed(1)).join(' ')}`,
+    `node ${process.version}, ${availableParallelism()} cores (${cpus()[0]?.model ?? '?'}), load average ${loadavg()
+      .map((value) => value.toFixed(1))
+      .join(' ')}`,
     `targets: engine-thread time per recorded byte <= ${PER_BYTE_TARGET}x a memcpy of that byte (measured in this run); engine-host peak RSS <= ${mb(RSS_TARGET)}; ` +
       `(the pass with capture <= ${TARGET_RATIO}x the bare pass, this bench's older figure, is printed too)`,
   ];
@@ -317,7 +340,9 @@ export async function benchCaptureOverhead(): Promise<string[]> {
           `through the worker while capturing: ${Math.round(capture.records / seconds)} records/s, ${(capture.bytes / 1e6 / seconds).toFixed(1)} MB/s; ` +
           `finishing a capture (the writer catches up, manifest) ${ms(capture.finishMs / capture.passMs.length)} ms`,
         ...(totals.engineHostRss > 0
-          ? [`    engine-host peak RSS (VmHWM) ${mb(totals.engineHostRss)} [target <= ${mb(RSS_TARGET)}: ${totals.engineHostRss <= RSS_TARGET ? 'met' : 'MISSED'}]; largest pass ${bytesText(totals.largestPass)}`]
+          ? [
+              `    engine-host peak RSS (VmHWM) ${mb(totals.engineHostRss)} [target <= ${mb(RSS_TARGET)}: ${totals.engineHostRss <= RSS_TARGET ? 'met' : 'MISSED'}]; largest pass ${bytesText(totals.largestPass)}`,
+            ]
           : []),
       );
     }

@@ -86,7 +86,13 @@ export function writeStreamedBundle(dir: string, kind: BundleKind, tensors: read
     }
     const written = writeSafetensorsFile(
       join(dir, 'pass-000.safetensors'),
-      entries.map((entry) => ({ key: entry.spec.name, dtype: entry.spec.dtype as DType, shape: entry.spec.shape, byteLength: entry.bytes, from: { fd: spill, position: entry.position } })),
+      entries.map((entry) => ({
+        key: entry.spec.name,
+        dtype: entry.spec.dtype as DType,
+        shape: entry.spec.shape,
+        byteLength: entry.bytes,
+        from: { fd: spill, position: entry.position },
+      })),
       { dataOrder: 'given' },
     );
     const manifest: BundleManifest = {
@@ -96,10 +102,22 @@ export function writeStreamedBundle(dir: string, kind: BundleKind, tensors: read
       case: { id: 'bench', description: 'synthetic comparator benchmark data' },
       provenance: {
         model: { name: 'bench', checkpoint_revision: 'bench@1', weights_file: '../weights.safetensors', weights_sha256: 'a'.repeat(64) },
-        generator: { implementation: 'tests/bench/comparator-data.ts', revision: '0123456789abcdef0123456789abcdef01234567', dirty: false, command: 'npm run bench' },
+        generator: {
+          implementation: 'tests/bench/comparator-data.ts',
+          revision: '0123456789abcdef0123456789abcdef01234567',
+          dirty: false,
+          command: 'npm run bench',
+        },
         runtime:
           kind === 'native'
-            ? { node: process.version, engine_name: 'bench', engine_version: '0', engine_build_id: 'bench', engine_library_sha256: 'b'.repeat(64), engine_abi_version: 1 }
+            ? {
+                node: process.version,
+                engine_name: 'bench',
+                engine_version: '0',
+                engine_build_id: 'bench',
+                engine_library_sha256: 'b'.repeat(64),
+                engine_abi_version: 1,
+              }
             : { torch: 'none', python: 'none' },
         precision: kind === 'native' ? 'native' : kind === 'oracle-f64' ? 'float64' : 'float32',
         created_at: '2026-12-02T10:00:00Z',

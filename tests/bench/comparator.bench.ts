@@ -60,7 +60,13 @@ async function bestOf<K extends string>(runs: Record<K, () => unknown>, repeat =
 type Dtype = 'F32' | 'BF16';
 
 /** The kernels over resident data, in 8 MiB windows as the streaming driver calls them. */
-function kernelPass(ws: KernelWorkspace, dtype: Dtype, contract: Contract, bytes: number, copyFrom: { native: Uint8Array; reference: Uint8Array } | null): KernelState {
+function kernelPass(
+  ws: KernelWorkspace,
+  dtype: Dtype,
+  contract: Contract,
+  bytes: number,
+  copyFrom: { native: Uint8Array; reference: Uint8Array } | null,
+): KernelState {
   const st = new KernelState(ws, { dtype, shape: [bytes / unitBytes(dtype)], contract });
   const perUnit = unitBytes(dtype);
   for (let at = 0; at < bytes; at += WINDOW_BYTES) {
@@ -109,7 +115,8 @@ for _ in range(${REPEAT}):
 print(json.dumps({"seconds": best, "maxAbs": float(m), "allClose": c}))
 `;
   const run = spawnSync('/usr/bin/python3', ['-c', script, dtype, nativePath, referencePath], { encoding: 'utf8', maxBuffer: 1 << 20 });
-  if (run.error !== undefined || run.status !== 0) return `numpy baseline missing: ${run.error?.message ?? run.stderr.trim().split('\n').pop() ?? 'python failed'}`;
+  if (run.error !== undefined || run.status !== 0)
+    return `numpy baseline missing: ${run.error?.message ?? run.stderr.trim().split('\n').pop() ?? 'python failed'}`;
   const parsed = JSON.parse(run.stdout.trim()) as NumpyResult | { missing: string };
   if ('missing' in parsed) return `numpy baseline missing: ${parsed.missing}`;
   return parsed;
@@ -199,7 +206,9 @@ async function benchDtype(dtype: Dtype, dir: string, lines: string[]): Promise<v
   const vsNumpy = (value: number): string => (numpyGBps === null ? 'numpy n/a' : `${fmt(value / numpyGBps)}x numpy`);
   const vsEquals = (value: number): string => `${fmt(value / equalsGBps)}x Buffer.equals`;
 
-  lines.push(`${label}  baselines: Buffer.equals ${fmt(equalsGBps)} GB/s; ${typeof numpy === 'string' ? numpy : `numpy abs-max + isclose ${fmt(numpyGBps ?? 0)} GB/s`}`);
+  lines.push(
+    `${label}  baselines: Buffer.equals ${fmt(equalsGBps)} GB/s; ${typeof numpy === 'string' ? numpy : `numpy abs-max + isclose ${fmt(numpyGBps ?? 0)} GB/s`}`,
+  );
   lines.push(
     `${label}  bit_exact, identical   kernel ${fmt(exactGBps)} GB/s = ${vsEquals(exactGBps)}  [target >= ${TARGETS.bitExactVsBufferEquals}x Buffer.equals: ${exactGBps / equalsGBps >= TARGETS.bitExactVsBufferEquals ? 'met' : 'MISSED'}]`,
   );
@@ -225,7 +234,9 @@ async function benchDtype(dtype: Dtype, dir: string, lines: string[]): Promise<v
 
 function peakRss(dir: string, lines: string[]): void {
   const elements = RSS_BYTES / 4;
-  const tensor = (variant: Variant) => [{ name: 'bench.big', dtype: 'F32' as const, shape: [elements / 4096, 4096], variant, contract: faithfulContract(2 ** -20) }];
+  const tensor = (variant: Variant) => [
+    { name: 'bench.big', dtype: 'F32' as const, shape: [elements / 4096, 4096], variant, contract: faithfulContract(2 ** -20) },
+  ];
   const nativeDir = join(dir, 'rss-native');
   const referenceDir = join(dir, 'rss-reference');
   writeStreamedBundle(referenceDir, 'reference', tensor('reference'));
@@ -240,7 +251,13 @@ function peakRss(dir: string, lines: string[]): void {
     lines.push(`peak RSS: the child failed: ${child.error?.message ?? child.stderr.trim()}`);
     return;
   }
-  const result = JSON.parse(child.stdout.trim().split('\n').pop() ?? '{}') as { maxRssBytes: number; source: string; seconds: number; passed: boolean; mismatches: number };
+  const result = JSON.parse(child.stdout.trim().split('\n').pop() ?? '{}') as {
+    maxRssBytes: number;
+    source: string;
+    seconds: number;
+    passed: boolean;
+    mismatches: number;
+  };
   lines.push(
     `F32  ${mb(RSS_BYTES)} pair, faithful, streamed in 8 MiB windows: peak RSS ${mb(result.maxRssBytes)} (whole child process, ${result.source}) [target <= ${mb(TARGETS.peakRssBytes)}: ${
       result.maxRssBytes <= TARGETS.peakRssBytes ? 'met' : 'MISSED'

@@ -100,7 +100,9 @@ function treeWatcher(root: number): { stop: () => Map<number, { name: string; hw
   };
 }
 
-async function runGateChild(args: readonly string[]): Promise<{ seconds: number; code: number | null; rss: Map<number, { name: string; hwm: number }>; tail: string }> {
+async function runGateChild(
+  args: readonly string[],
+): Promise<{ seconds: number; code: number | null; rss: Map<number, { name: string; hwm: number }>; tail: string }> {
   const start = performance.now();
   const child = spawn(process.execPath, [CLI, '--gate', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   const watcher = treeWatcher(child.pid as number);
@@ -167,7 +169,9 @@ async function ourCompare(referenceDir: string, nativeDir: string): Promise<{ se
 export async function benchScale(): Promise<string[]> {
   const gib = Number(process.env['TRACE_INSPECTOR_SCALE_GIB'] ?? '4');
   const root = mkdtempSync(join(process.env['TRACE_INSPECTOR_SCALE_DIR'] ?? tmpdir(), 'ti-bench-scale-'));
-  const lines = [`node ${process.version}, ${availableParallelism()} cores (${cpus()[0]?.model ?? '?'}), ${fmt(totalmem() / GIB, 1)} GiB RAM; size TRACE_INSPECTOR_SCALE_GIB=${gib}`];
+  const lines = [
+    `node ${process.version}, ${availableParallelism()} cores (${cpus()[0]?.model ?? '?'}), ${fmt(totalmem() / GIB, 1)} GiB RAM; size TRACE_INSPECTOR_SCALE_GIB=${gib}`,
+  ];
   try {
     const spec = runOfSize(gib * GIB);
     let start = performance.now();
@@ -181,7 +185,20 @@ export async function benchScale(): Promise<string[]> {
     const key = join(root, 'gate.key');
     writeFileSync(key, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
     const work = join(root, 'work');
-    const gate = await runGateChild(['--engine', join(TESTLIB_DIR, 'libscale_engine.so'), '--bundle', reference.dir, '--work', work, '--key', key, '--option', 'scale.kv_cache=1', '--timeout', '600']);
+    const gate = await runGateChild([
+      '--engine',
+      join(TESTLIB_DIR, 'libscale_engine.so'),
+      '--bundle',
+      reference.dir,
+      '--work',
+      work,
+      '--key',
+      key,
+      '--option',
+      'scale.kv_cache=1',
+      '--timeout',
+      '600',
+    ]);
     const nativeDir = join(work, 'scale', 'native');
     if (gate.code !== 0 && gate.code !== 1) {
       lines.push(`gate failed (exit ${String(gate.code)}): ${gate.tail}`);
@@ -201,7 +218,9 @@ export async function benchScale(): Promise<string[]> {
     const numpyWall = (performance.now() - start) / 1000;
     const ours = await ourCompare(reference.dir, nativeDir);
     if (numpyRun.status !== 0) {
-      lines.push(`compare: ours ${fmt(ours.seconds, 1)} s (${ours.passed}/${ours.boundaries} passed); numpy baseline failed: ${numpyRun.stderr.trim().split('\n').pop() ?? ''}`);
+      lines.push(
+        `compare: ours ${fmt(ours.seconds, 1)} s (${ours.passed}/${ours.boundaries} passed); numpy baseline failed: ${numpyRun.stderr.trim().split('\n').pop() ?? ''}`,
+      );
     } else {
       const numpy = JSON.parse(numpyRun.stdout.trim()) as { seconds: number; bytes: number; close: boolean };
       const bytes = 2 * numpy.bytes;

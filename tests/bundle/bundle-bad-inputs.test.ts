@@ -63,7 +63,12 @@ describe('openBundle rejects bad manifests', () => {
       expect(error.message).toContain(field);
     }
     expect(error.issues.map((issue) => issue.field)).toEqual(
-      expect.arrayContaining(['provenance.model.weights_sha256', 'provenance.generator.revision', 'provenance.runtime.engine_build_id', 'provenance.created_at']),
+      expect.arrayContaining([
+        'provenance.model.weights_sha256',
+        'provenance.generator.revision',
+        'provenance.runtime.engine_build_id',
+        'provenance.created_at',
+      ]),
     );
   });
 
@@ -353,7 +358,12 @@ describe('openBundle rejects data files that disagree with the manifest', () => 
     const bundle = await openBundle(dir);
     try {
       // The weights sit beside the bundle folder: listed as a weights root, they may be read.
-      await expectBundleError(resolveWeights(bundle, { TRACE_INSPECTOR_WEIGHTS_ROOTS: join(dir, '..') }), 'E_DIGEST', weights, 'provenance.model.weights_sha256');
+      await expectBundleError(
+        resolveWeights(bundle, { TRACE_INSPECTOR_WEIGHTS_ROOTS: join(dir, '..') }),
+        'E_DIGEST',
+        weights,
+        'provenance.model.weights_sha256',
+      );
     } finally {
       await bundle.close();
     }

@@ -126,12 +126,7 @@ export function rawSafetensors(header: unknown, data: Uint8Array, headerLength?:
 }
 
 /** Awaits a rejection and checks it is a BundleError with `code` naming `file` and `field`. */
-export async function expectBundleError(
-  action: Promise<unknown> | (() => unknown),
-  code: BundleErrorCode,
-  file: string,
-  field: string,
-): Promise<BundleError> {
+export async function expectBundleError(action: Promise<unknown> | (() => unknown), code: BundleErrorCode, file: string, field: string): Promise<BundleError> {
   let caught: unknown;
   try {
     if (typeof action === 'function') await action();

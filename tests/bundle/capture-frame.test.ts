@@ -78,7 +78,8 @@ describe('capture frames', () => {
       crc: 0,
       headerCrc: 0,
     }));
-    const layouts = (list: readonly SpillFrame[]) => list.map((frame) => ({ key: frame.name, dtype: frame.dtype, shape: frame.shape, byteLength: frame.byteLength }));
+    const layouts = (list: readonly SpillFrame[]) =>
+      list.map((frame) => ({ key: frame.name, dtype: frame.dtype, shape: frame.shape, byteLength: frame.byteLength }));
     // With array-index names ('10', '9', '00' is not one) and without.
     for (const list of [frames, frames.filter((frame) => !/^(0|[1-9]\d*)$/.test(frame.name))]) {
       const ours = encodePassHeader(list);

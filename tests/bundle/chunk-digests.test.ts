@@ -100,10 +100,18 @@ describe('chunk digests in the manifest', () => {
     try {
       // Chunk 3's digest is wrong, but a read inside chunk 0 neither needs nor checks it.
       expect(await bundle.readBoundaryRange(0, 'big.t', 0, 16)).toEqual(data.slice(0, 16));
-      await expectDigestError(bundle.readBoundaryRange(0, 'big.t', 3 * CHUNK + 8, 3 * CHUNK + 12), join(dir, 'pass-000.safetensors'), 'passes[0].boundaries[0].chunks.sha256[3]');
+      await expectDigestError(
+        bundle.readBoundaryRange(0, 'big.t', 3 * CHUNK + 8, 3 * CHUNK + 12),
+        join(dir, 'pass-000.safetensors'),
+        'passes[0].boundaries[0].chunks.sha256[3]',
+      );
       // A byte changed after the bundle was opened is caught by the chunk that holds it.
       await corruptByte(dir, CHUNK + 100);
-      await expectDigestError(bundle.readBoundaryRange(0, 'big.t', CHUNK + 96, CHUNK + 104), join(dir, 'pass-000.safetensors'), 'passes[0].boundaries[0].chunks.sha256[1]');
+      await expectDigestError(
+        bundle.readBoundaryRange(0, 'big.t', CHUNK + 96, CHUNK + 104),
+        join(dir, 'pass-000.safetensors'),
+        'passes[0].boundaries[0].chunks.sha256[1]',
+      );
       expect(await bundle.readBoundaryRange(0, 'big.t', 0, 16)).toEqual(data.slice(0, 16));
     } finally {
       await bundle.close();

@@ -10,7 +10,12 @@ function fixturesTree(label: string): { root: string; index: string } {
   const root = tempDir(label);
   mkdirSync(join(root, 'bundles', 'a'), { recursive: true });
   mkdirSync(join(root, 'weights'));
-  const files: Record<string, string> = { 'bundles/a/manifest.json': '{}', 'bundles/a/pass-000.safetensors': 'xyz', 'weights/w.safetensors': 'w', 'README.md': 'hi' };
+  const files: Record<string, string> = {
+    'bundles/a/manifest.json': '{}',
+    'bundles/a/pass-000.safetensors': 'xyz',
+    'weights/w.safetensors': 'w',
+    'README.md': 'hi',
+  };
   for (const [path, content] of Object.entries(files)) writeFileSync(join(root, path), content);
   const index = join(root, 'fixtures.sha256');
   const lines = Object.entries(files).map(([path, content]) => `${sha256(Buffer.from(content))}  ${path}`);

@@ -9,7 +9,9 @@ import { MAX_REPORTED_ISSUES, parseManifest } from '../../main/core/bundle/manif
 import { referenceBundle } from '../helpers/paths.ts';
 
 const committed = (): Record<string, unknown> & { passes: { boundaries: Record<string, unknown>[] }[] } =>
-  JSON.parse(readFileSync(join(referenceBundle('greedy'), 'manifest.json'), 'utf8')) as Record<string, unknown> & { passes: { boundaries: Record<string, unknown>[] }[] };
+  JSON.parse(readFileSync(join(referenceBundle('greedy'), 'manifest.json'), 'utf8')) as Record<string, unknown> & {
+    passes: { boundaries: Record<string, unknown>[] }[];
+  };
 
 function errorOf(raw: unknown): BundleError {
   try {
@@ -23,7 +25,11 @@ function errorOf(raw: unknown): BundleError {
 
 describe('manifests with very many invalid entries', () => {
   it.each([
-    ['boundaries of one pass', (m: ReturnType<typeof committed>) => (m.passes[0]!.boundaries = Array.from({ length: 200_000 }, (_, i) => ({ ...m.passes[0]!.boundaries[0], name: `b${i}`, dtype: 'X99' })))],
+    [
+      'boundaries of one pass',
+      (m: ReturnType<typeof committed>) =>
+        (m.passes[0]!.boundaries = Array.from({ length: 200_000 }, (_, i) => ({ ...m.passes[0]!.boundaries[0], name: `b${i}`, dtype: 'X99' }))),
+    ],
     ['files', (m: ReturnType<typeof committed>) => (m['files'] = Array.from({ length: 200_000 }, () => ({ path: '', sha256: 'no', bytes: -1 })))],
     ['passes', (m: ReturnType<typeof committed>) => (m.passes = Array.from({ length: 200_000 }, () => ({ index: -1 }) as never))],
   ])('200,000 invalid %s: a BundleError listing the first 100 problems and where checking stopped, no stack overflow', (_label, spoil) => {

@@ -18,7 +18,10 @@ describe('NativeBundleWriter', () => {
     try {
       expect(bundle.manifest.kind).toBe('native');
       expect(bundle.manifest.run?.status).toBe('completed');
-      expect(bundle.passes.map((pass) => [pass.index, pass.kind, pass.mode])).toEqual([[0, 'prefill', 'text'], [1, 'decode', 'audio']]);
+      expect(bundle.passes.map((pass) => [pass.index, pass.kind, pass.mode])).toEqual([
+        [0, 'prefill', 'text'],
+        [1, 'decode', 'audio'],
+      ]);
       for (const [index, pass] of records.entries()) {
         // Boundaries keep their emission order.
         expect(bundle.passes[index]?.boundaries.map((boundary) => boundary.name)).toEqual(pass.map((record) => record.name));
@@ -93,7 +96,12 @@ describe('NativeBundleWriter', () => {
     if (first === undefined) throw new Error('no record');
     writer.appendRecord(first);
     await expectBundleError(() => writer.appendRecord(first), 'E_DUPLICATE_BOUNDARY', join(dir, 'pass-000.safetensors'), 'record "backbone.embed".name');
-    await expectBundleError(() => writer.appendRecord({ ...first, name: 'short', data: bytes(5) }), 'E_BYTE_LENGTH', join(dir, 'pass-000.safetensors'), 'record "short".data');
+    await expectBundleError(
+      () => writer.appendRecord({ ...first, name: 'short', data: bytes(5) }),
+      'E_BYTE_LENGTH',
+      join(dir, 'pass-000.safetensors'),
+      'record "short".data',
+    );
     await expectBundleError(() => writer.beginPass(1, 'decode'), 'E_WRITER_STATE', dir, 'beginPass');
     writer.endPass('text');
     await expectBundleError(() => writer.beginPass(2, 'decode'), 'E_PASS_ORDER', dir, 'beginPass.index');
@@ -216,7 +224,12 @@ describe('NativeBundleWriter.recover', () => {
 
   it('refuses a folder that holds no capture', async () => {
     const dir = tempDir('recover-nothing');
-    await expectBundleError(() => NativeBundleWriter.recover(dir, { status: 'crashed', message: '' }), 'E_JOURNAL', join(dir, 'capture.journal.jsonl'), '(file)');
+    await expectBundleError(
+      () => NativeBundleWriter.recover(dir, { status: 'crashed', message: '' }),
+      'E_JOURNAL',
+      join(dir, 'capture.journal.jsonl'),
+      '(file)',
+    );
   });
 });
 
@@ -361,7 +374,10 @@ describe('NativeBundleWriter.recover, edges of the frame log', () => {
     NativeBundleWriter.recover(dir, { status: 'aborted', message: 'stopped' });
     const bundle = await openBundle(dir);
     try {
-      expect(bundle.passes.map((pass) => [pass.mode, pass.boundaries.length])).toEqual([['text', 6], ['audio', 5]]);
+      expect(bundle.passes.map((pass) => [pass.mode, pass.boundaries.length])).toEqual([
+        ['text', 6],
+        ['audio', 5],
+      ]);
       expect(bundle.manifest.run).toMatchObject({ status: 'aborted', message: 'stopped', last_pass: 1, last_boundary: 'gen.prng' });
       expect(readdirSync(dir).some((entry) => entry.endsWith('.spill'))).toBe(false);
     } finally {

@@ -11,7 +11,12 @@ afterAll(removeTempDirs);
 describe('safetensors writer and reader', () => {
   it('round-trips a tensor of every dtype byte for byte', async () => {
     const dir = tempDir('st-roundtrip');
-    const tensors = DTYPES.map((dtype, i) => ({ key: `t.${dtype.toLowerCase()}`, dtype, shape: [3, 5 - (i % 3)], data: bytes(3 * (5 - (i % 3)) * DTYPE_SIZE[dtype], i + 1) }));
+    const tensors = DTYPES.map((dtype, i) => ({
+      key: `t.${dtype.toLowerCase()}`,
+      dtype,
+      shape: [3, 5 - (i % 3)],
+      data: bytes(3 * (5 - (i % 3)) * DTYPE_SIZE[dtype], i + 1),
+    }));
     const path = join(dir, 'all.safetensors');
     const written = writeSafetensorsFile(path, tensors, { metadata: { format: 'pt' } });
     expect(written.bytes).toBe(statSync(path).size);
@@ -34,10 +39,14 @@ describe('safetensors writer and reader', () => {
   it('writes the header as the reference implementation does: metadata first, keys sorted, padded with spaces to 8 bytes', () => {
     const dir = tempDir('st-layout');
     const path = join(dir, 'two.safetensors');
-    writeSafetensorsFile(path, [
-      { key: 'b', dtype: 'F32', shape: [1], data: Uint8Array.from([1, 2, 3, 4]) },
-      { key: 'a', dtype: 'U8', shape: [2], data: Uint8Array.from([9, 8]) },
-    ], { metadata: { format: 'pt' } });
+    writeSafetensorsFile(
+      path,
+      [
+        { key: 'b', dtype: 'F32', shape: [1], data: Uint8Array.from([1, 2, 3, 4]) },
+        { key: 'a', dtype: 'U8', shape: [2], data: Uint8Array.from([9, 8]) },
+      ],
+      { metadata: { format: 'pt' } },
+    );
     const file = readFileSync(path);
     const json = '{"__metadata__":{"format":"pt"},"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},"b":{"dtype":"F32","shape":[1],"data_offsets":[2,6]}}';
     const padded = json + ' '.repeat((8 - (json.length % 8)) % 8);
@@ -122,7 +131,10 @@ describe('safetensors header validation', () => {
   });
 
   it('rejects an unknown dtype and a non-integer shape, naming each tensor', async () => {
-    const path = place('st-dtype', rawSafetensors({ a: { dtype: 'F8', shape: [4], data_offsets: [0, 4] }, b: { dtype: 'U8', shape: [1.5], data_offsets: [4, 5] } }, bytes(5)));
+    const path = place(
+      'st-dtype',
+      rawSafetensors({ a: { dtype: 'F8', shape: [4], data_offsets: [0, 4] }, b: { dtype: 'U8', shape: [1.5], data_offsets: [4, 5] } }, bytes(5)),
+    );
     const error = await expectBundleError(SafetensorsFile.open(path), 'E_SAFETENSORS_HEADER', path, 'header.a.dtype');
     expect(error.message).toContain('header.b.shape[0]');
   });

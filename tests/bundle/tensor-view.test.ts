@@ -42,7 +42,7 @@ describe('half-precision widening', () => {
       const actual = widened[half] as number;
       if (Number.isNaN(expected)) {
         expect(Number.isNaN(actual)).toBe(true);
-        expect((widenedBits[half] as number) >>> 13 & 0x3ff).toBe(half & 0x3ff); // payload kept
+        expect(((widenedBits[half] as number) >>> 13) & 0x3ff).toBe(half & 0x3ff); // payload kept
         expect((widenedBits[half] as number) >>> 31).toBe(half >>> 15);
       } else if (!Object.is(actual, expected)) {
         throw new Error(`f16 0x${half.toString(16)}: expected ${expected}, got ${actual}`);

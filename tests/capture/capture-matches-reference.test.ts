@@ -29,9 +29,7 @@ describe.each(CASES)('case %s', (caseId) => {
     const native = await openBundle(outDir);
     try {
       expect(native.manifest.kind).toBe('native');
-      expect(native.manifest.passes.map((pass) => [pass.kind, pass.mode])).toEqual(
-        result.reference.passes.map((pass) => [pass.kind, pass.mode]),
-      );
+      expect(native.manifest.passes.map((pass) => [pass.kind, pass.mode])).toEqual(result.reference.passes.map((pass) => [pass.kind, pass.mode]));
       rows = await diffCapture(native, result.reference);
     } finally {
       await native.close();

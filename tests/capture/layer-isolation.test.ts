@@ -25,7 +25,14 @@ interface IsolatedRun {
 
 async function captureIsolated(name: string, options: Record<string, string>): Promise<IsolatedRun> {
   const outDir = join(outRoot, name);
-  const result = await captureRun({ library: REFERENCE_ENGINE, referenceDir: referenceBundle('interleaved'), outDir, options, isolate: true, command: `test isolation ${name}` });
+  const result = await captureRun({
+    library: REFERENCE_ENGINE,
+    referenceDir: referenceBundle('interleaved'),
+    outDir,
+    options,
+    isolate: true,
+    command: `test isolation ${name}`,
+  });
   const isolatedDir = result.isolated?.dir ?? '';
   const [native, isolated] = await Promise.all([openBundle(outDir), openBundle(isolatedDir)]);
   try {
@@ -55,7 +62,9 @@ describe('layer isolation of the clean engine (interleaved)', () => {
     expect(clean.isolatedRuntime).toMatchObject({ layer_isolated: true });
     expect(String(clean.isolatedRuntime['layer_isolated_boundaries']).split(',')).toContain('backbone.l3.out');
     expect(clean.rows.length).toBeGreaterThan(1500);
-    expect(clean.rows.filter((candidate) => candidate.local?.passed !== true).map((candidate) => `${candidate.pass} ${candidate.boundary} ${candidate.note}`)).toEqual([]);
+    expect(
+      clean.rows.filter((candidate) => candidate.local?.passed !== true).map((candidate) => `${candidate.pass} ${candidate.boundary} ${candidate.note}`),
+    ).toEqual([]);
   });
 });
 
@@ -75,7 +84,14 @@ describe('layer isolation with perturb.kv_position_off_by_one (interleaved)', ()
       const rows = run.rows.filter((candidate) => candidate.pass === pass && isFloat(candidate));
       const localOutside = rows.filter((candidate) => candidate.local?.passed === false).map((candidate) => candidate.boundary);
       // The keys (rotated at the wrong position), the attention output and the layer output of l2 and l4; nothing else.
-      expect(localOutside, `pass ${pass}`).toEqual(['backbone.l2.k_append', 'backbone.l2.mixer_out', 'backbone.l2.out', 'backbone.l4.k_append', 'backbone.l4.mixer_out', 'backbone.l4.out']);
+      expect(localOutside, `pass ${pass}`).toEqual([
+        'backbone.l2.k_append',
+        'backbone.l2.mixer_out',
+        'backbone.l2.out',
+        'backbone.l4.k_append',
+        'backbone.l4.mixer_out',
+        'backbone.l4.out',
+      ]);
       // Every other segment, given reference inputs, adds float32 rounding only: three orders of magnitude less.
       const attentionLocal = Math.min(...rows.filter((candidate) => ATTENTION.test(candidate.boundary)).map((candidate) => candidate.local?.maxAbs ?? 0));
       const otherLocal = Math.max(...rows.filter((candidate) => !ATTENTION.test(candidate.boundary)).map((candidate) => candidate.local?.maxAbs ?? Infinity));
@@ -89,16 +105,29 @@ describe('layer isolation with perturb.kv_position_off_by_one (interleaved)', ()
     for (let pass = 1; pass <= 20; pass += 1) {
       const rows = run.rows.filter((candidate) => candidate.pass === pass && isFloat(candidate) && candidate.boundary.startsWith('backbone.'));
       // Up to pass 6 every pass embeds the reference's own token: before l2 nothing has gone wrong yet.
-      if (pass <= 6) expect(rows.filter((candidate) => BEFORE_L2.test(candidate.boundary) && candidate.accumulated?.passed !== true), `pass ${pass}`).toEqual([]);
+      if (pass <= 6)
+        expect(
+          rows.filter((candidate) => BEFORE_L2.test(candidate.boundary) && candidate.accumulated?.passed !== true),
+          `pass ${pass}`,
+        ).toEqual([]);
       // From l2 on, every backbone boundary of the normal run is outside contract, although the conv
       // layers, the final norm and the logits add nothing by themselves: their error is inherited.
       // (l2's values come from its input, which is still right: only its keys are rotated wrongly.)
       const fromL2 = rows.filter((candidate) => !BEFORE_L2.test(candidate.boundary) && candidate.boundary !== 'backbone.l2.v_append');
-      expect(fromL2.filter((candidate) => candidate.accumulated?.passed !== false).map((candidate) => candidate.boundary), `pass ${pass}`).toEqual([]);
+      expect(
+        fromL2.filter((candidate) => candidate.accumulated?.passed !== false).map((candidate) => candidate.boundary),
+        `pass ${pass}`,
+      ).toEqual([]);
       const inherited = fromL2.filter((candidate) => !ATTENTION.test(candidate.boundary));
-      expect(inherited.filter((candidate) => candidate.local?.passed !== true).map((candidate) => candidate.boundary), `pass ${pass}`).toEqual([]);
+      expect(
+        inherited.filter((candidate) => candidate.local?.passed !== true).map((candidate) => candidate.boundary),
+        `pass ${pass}`,
+      ).toEqual([]);
       // What reaches the last layer exceeds what any single attention layer adds by itself.
-      const attentionLocal = Math.max(row(run.rows, pass, 'backbone.l2.out').local?.maxAbs ?? Infinity, row(run.rows, pass, 'backbone.l4.out').local?.maxAbs ?? Infinity);
+      const attentionLocal = Math.max(
+        row(run.rows, pass, 'backbone.l2.out').local?.maxAbs ?? Infinity,
+        row(run.rows, pass, 'backbone.l4.out').local?.maxAbs ?? Infinity,
+      );
       expect(row(run.rows, pass, 'backbone.l5.out').accumulated?.maxAbs, `pass ${pass}`).toBeGreaterThan(attentionLocal);
     }
     // Over the passes it snowballs: once a sampled code differs (pass 6), later passes embed other

@@ -65,7 +65,7 @@ describe('teacher forcing with perturb.prng_double_advance (interleaved)', () =>
     ]);
   });
 
-  it('first flips a token at pass 6 (an audio code) in both runs, and the forced record shows the engine\'s own code', async () => {
+  it("first flips a token at pass 6 (an audio code) in both runs, and the forced record shows the engine's own code", async () => {
     const firstTokenFlip = (rows: BoundaryDiffRow[]): string => {
       const row = rows.find((candidate) => candidate.boundary.endsWith('.token') && failing(candidate));
       return row === undefined ? 'none' : `${row.pass} ${row.boundary}`;

@@ -24,7 +24,15 @@ describe('trace-inspector capture', () => {
   });
 
   it('names the first divergence and marks the failing boundaries when the engine is perturbed (exit 0: capture reports, the gate judges)', () => {
-    const run = runCliProcess(['capture', '--bundle', referenceBundle('greedy'), '--option', 'perturb.kv_position_off_by_one=1', '--out', join(work, 'perturbed')]);
+    const run = runCliProcess([
+      'capture',
+      '--bundle',
+      referenceBundle('greedy'),
+      '--option',
+      'perturb.kv_position_off_by_one=1',
+      '--out',
+      join(work, 'perturbed'),
+    ]);
     expect(run.status).toBe(0);
     expect(run.stdout).toContain('first divergence: pass 1 backbone.l2.k_append (outside)');
     expect(run.stdout).toMatch(/backbone\.l2\.k_append\s+F32\s+\[1,2,16\]\s+faithful\s+\S+\s+\d+\s+OUTSIDE \d+\/32 \(first at pass 1\)/);

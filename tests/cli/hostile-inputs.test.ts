@@ -53,25 +53,107 @@ interface Row {
 
 const ROWS: Row[] = [
   // capture
-  { what: 'capture --out an existing file', args: () => ['capture', '--engine', lib('toy_engine'), '--bundle', toy, '--out', aFile], exit: 2, names: /is a file, not a folder/ },
-  { what: 'capture --out below a file', args: () => ['capture', '--engine', lib('toy_engine'), '--bundle', toy, '--out', join(aFile, 'below')], exit: 2, names: /lies below a file/ },
-  { what: 'capture --bundle that is a file', args: () => ['capture', '--engine', lib('toy_engine'), '--bundle', aFile, '--out', out('c3')], exit: 2, names: /a-file\.txt/ },
-  { what: 'capture --bundle with 200,000 invalid boundaries', args: () => ['capture', '--engine', lib('toy_engine'), '--bundle', manyBadBoundaries(), '--out', out('c4')], exit: 2, names: /and more problems: checking stopped at passes\[0\]\.boundaries\[100\]/ },
-  { what: 'capture --engine whose constructor crashes', args: () => ['capture', '--engine', lib('ctor_segv_engine'), '--bundle', toy, '--out', out('c5')], exit: 2, names: /libctor_segv_engine\.so: loading the library killed the engine host/ },
-  { what: 'capture --engine whose constructor hangs', args: () => ['capture', '--engine', lib('ctor_hang_engine'), '--bundle', toy, '--out', out('c6'), '--timeout', '1'], exit: 2, names: /libctor_hang_engine\.so: loading the library did not finish within 10000 ms/ },
-  { what: 'capture --engine whose record shape overflows 64 bits', args: () => ['capture', '--engine', lib('shape_overflow_engine'), '--bundle', toy, '--out', out('c7')], exit: 1, names: /engine contract violated: shape \[8589934592, 2147483648\]/ },
-  { what: 'capture --engine that ignores the stop request', args: () => ['capture', '--engine', lib('ignore_stop_engine'), '--bundle', toy, '--out', out('c8')], exit: 1, names: /run engine_error in pass 1 .*ignored the request to stop/ },
-  { what: 'capture --engine that emits a record from its own thread', args: () => ['capture', '--engine', lib('foreign_thread_engine'), '--bundle', toy, '--out', out('c10'), '--timeout', '30'], exit: 1, names: /run engine_error in pass 1 .*record from a foreign thread: toy\.embed/, timeoutMs: 25_000 },
-  { what: 'capture --engine that forks a child holding stdout for 30 s', args: () => ['capture', '--engine', lib('fork_linger_engine'), '--bundle', toy, '--out', out('c9')], exit: 0, names: /native bundle: /, timeoutMs: 20_000 },
-  { what: 'capture of a folder holding an interrupted capture', args: () => ['capture', '--engine', lib('toy_engine'), '--bundle', toy, '--out', interruptedCapture()], exit: 2, names: /trace-inspector recover / },
+  {
+    what: 'capture --out an existing file',
+    args: () => ['capture', '--engine', lib('toy_engine'), '--bundle', toy, '--out', aFile],
+    exit: 2,
+    names: /is a file, not a folder/,
+  },
+  {
+    what: 'capture --out below a file',
+    args: () => ['capture', '--engine', lib('toy_engine'), '--bundle', toy, '--out', join(aFile, 'below')],
+    exit: 2,
+    names: /lies below a file/,
+  },
+  {
+    what: 'capture --bundle that is a file',
+    args: () => ['capture', '--engine', lib('toy_engine'), '--bundle', aFile, '--out', out('c3')],
+    exit: 2,
+    names: /a-file\.txt/,
+  },
+  {
+    what: 'capture --bundle with 200,000 invalid boundaries',
+    args: () => ['capture', '--engine', lib('toy_engine'), '--bundle', manyBadBoundaries(), '--out', out('c4')],
+    exit: 2,
+    names: /and more problems: checking stopped at passes\[0\]\.boundaries\[100\]/,
+  },
+  {
+    what: 'capture --engine whose constructor crashes',
+    args: () => ['capture', '--engine', lib('ctor_segv_engine'), '--bundle', toy, '--out', out('c5')],
+    exit: 2,
+    names: /libctor_segv_engine\.so: loading the library killed the engine host/,
+  },
+  {
+    what: 'capture --engine whose constructor hangs',
+    args: () => ['capture', '--engine', lib('ctor_hang_engine'), '--bundle', toy, '--out', out('c6'), '--timeout', '1'],
+    exit: 2,
+    names: /libctor_hang_engine\.so: loading the library did not finish within 10000 ms/,
+  },
+  {
+    what: 'capture --engine whose record shape overflows 64 bits',
+    args: () => ['capture', '--engine', lib('shape_overflow_engine'), '--bundle', toy, '--out', out('c7')],
+    exit: 1,
+    names: /engine contract violated: shape \[8589934592, 2147483648\]/,
+  },
+  {
+    what: 'capture --engine that ignores the stop request',
+    args: () => ['capture', '--engine', lib('ignore_stop_engine'), '--bundle', toy, '--out', out('c8')],
+    exit: 1,
+    names: /run engine_error in pass 1 .*ignored the request to stop/,
+  },
+  {
+    what: 'capture --engine that emits a record from its own thread',
+    args: () => ['capture', '--engine', lib('foreign_thread_engine'), '--bundle', toy, '--out', out('c10'), '--timeout', '30'],
+    exit: 1,
+    names: /run engine_error in pass 1 .*record from a foreign thread: toy\.embed/,
+    timeoutMs: 25_000,
+  },
+  {
+    what: 'capture --engine that forks a child holding stdout for 30 s',
+    args: () => ['capture', '--engine', lib('fork_linger_engine'), '--bundle', toy, '--out', out('c9')],
+    exit: 0,
+    names: /native bundle: /,
+    timeoutMs: 20_000,
+  },
+  {
+    what: 'capture of a folder holding an interrupted capture',
+    args: () => ['capture', '--engine', lib('toy_engine'), '--bundle', toy, '--out', interruptedCapture()],
+    exit: 2,
+    names: /trace-inspector recover /,
+  },
   // gate
-  { what: 'gate --bundle that is a file', args: () => ['--gate', '--engine', lib('toy_engine'), '--bundle', aFile, '--work', out('g1'), '--key', keyFile()], exit: 2, names: /a-file\.txt/ },
-  { what: 'gate --work that is a file', args: () => ['--gate', '--engine', lib('toy_engine'), '--bundle', toy, '--work', aFile, '--key', keyFile()], exit: 2, names: /--work .*a-file\.txt is a file/ },
-  { what: 'gate --engine whose constructor crashes', args: () => ['--gate', '--engine', lib('ctor_segv_engine'), '--bundle', toy, '--work', out('g3'), '--key', keyFile()], exit: 2, names: /libctor_segv_engine\.so: loading the library killed the engine host/ },
+  {
+    what: 'gate --bundle that is a file',
+    args: () => ['--gate', '--engine', lib('toy_engine'), '--bundle', aFile, '--work', out('g1'), '--key', keyFile()],
+    exit: 2,
+    names: /a-file\.txt/,
+  },
+  {
+    what: 'gate --work that is a file',
+    args: () => ['--gate', '--engine', lib('toy_engine'), '--bundle', toy, '--work', aFile, '--key', keyFile()],
+    exit: 2,
+    names: /--work .*a-file\.txt is a file/,
+  },
+  {
+    what: 'gate --engine whose constructor crashes',
+    args: () => ['--gate', '--engine', lib('ctor_segv_engine'), '--bundle', toy, '--work', out('g3'), '--key', keyFile()],
+    exit: 2,
+    names: /libctor_segv_engine\.so: loading the library killed the engine host/,
+  },
   // An engine that keeps emitting after the host asked it to stop: the run ends engine_error and
   // the gate fails (never FIDELITY: OK on the records it kept).
-  { what: 'gate --engine that ignores the stop request', args: () => ['--gate', '--engine', lib('ignore_stop_engine'), '--bundle', toy, '--work', out('g5'), '--key', keyFile()], exit: 1, names: /pass 1 \[2\/3\] engine_error: .*ignored the request to stop[\s\S]*FIDELITY: FAIL/ },
-  { what: 'gate --json that exists', args: () => ['--gate', '--engine', lib('toy_engine'), '--bundle', toy, '--work', out('g4'), '--key', keyFile(), '--json', aFile], exit: 2, names: /--json .*already exists/ },
+  {
+    what: 'gate --engine that ignores the stop request',
+    args: () => ['--gate', '--engine', lib('ignore_stop_engine'), '--bundle', toy, '--work', out('g5'), '--key', keyFile()],
+    exit: 1,
+    names: /pass 1 \[2\/3\] engine_error: .*ignored the request to stop[\s\S]*FIDELITY: FAIL/,
+  },
+  {
+    what: 'gate --json that exists',
+    args: () => ['--gate', '--engine', lib('toy_engine'), '--bundle', toy, '--work', out('g4'), '--key', keyFile(), '--json', aFile],
+    exit: 2,
+    names: /--json .*already exists/,
+  },
   // verify
   { what: 'verify a missing receipt', args: () => ['verify', join(work, 'no-such-receipt.json')], exit: 2, names: /no-such-receipt\.json/ },
   { what: 'verify a receipt that is not JSON', args: () => ['verify', aFile], exit: 2, names: /a-file\.txt/ },
@@ -84,7 +166,12 @@ const ROWS: Row[] = [
   { what: 'recover without a folder', args: () => ['recover'], exit: 2, names: /expected exactly one folder/ },
   // export-wav
   { what: 'export-wav of a missing bundle', args: () => ['export-wav', '--bundle', join(work, 'nope'), '--out', join(work, 'x.wav')], exit: 2, names: /nope/ },
-  { what: 'export-wav --out below a file', args: () => ['export-wav', '--bundle', referenceBundle('speech'), '--out', join(aFile, 'x.wav')], exit: 2, names: /a-file\.txt/ },
+  {
+    what: 'export-wav --out below a file',
+    args: () => ['export-wav', '--bundle', referenceBundle('speech'), '--out', join(aFile, 'x.wav')],
+    exit: 2,
+    names: /a-file\.txt/,
+  },
   // serve, help, unknown
   { what: 'serve --port that is not a number', args: () => ['serve', '--port', 'eighty'], exit: 2, names: /--port/ },
   { what: 'an unknown command', args: () => ['frobnicate'], exit: 2, names: /unknown command "frobnicate"/ },

@@ -232,4 +232,3 @@ async function fullDiskCapture(mountPoint: string): Promise<void> {
     }
   }
 }
-

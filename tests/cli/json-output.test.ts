@@ -39,7 +39,12 @@ describe('--json - writes one JSON document to stdout and the human report to st
     const keys = keyFiles(root);
     const clean = writeToyCase(join(root, 'clean'), { oracle: true });
     const io = recordingIO(root);
-    expect(await runCli(['gate', '--engine', TOY_ENGINE, '--bundle', clean.referenceDir, '--work', join(root, 'w1'), '--key', keys.privateKeyPath, '--json', '-'], io)).toBe(0);
+    expect(
+      await runCli(
+        ['gate', '--engine', TOY_ENGINE, '--bundle', clean.referenceDir, '--work', join(root, 'w1'), '--key', keys.privateKeyPath, '--json', '-'],
+        io,
+      ),
+    ).toBe(0);
     const result = onlyJson(io.out) as { schema: string; seals: { exitCode: number; lines: string[] } };
     expect(result.schema).toBe('trace-inspector.gate-result');
     expect(result.seals.exitCode).toBe(0);
@@ -48,7 +53,12 @@ describe('--json - writes one JSON document to stdout and the human report to st
     // The deliberate error: one element of the reference moved, so the native run disagrees with it.
     const broken = writeToyCase(join(root, 'broken'), { oracle: true, editReference: (passes) => setF32(passes, 0, 'toy.embed', 0, 1234.5) });
     const failing = recordingIO(root);
-    expect(await runCli(['gate', '--engine', TOY_ENGINE, '--bundle', broken.referenceDir, '--work', join(root, 'w2'), '--key', keys.privateKeyPath, '--json', '-'], failing)).toBe(1);
+    expect(
+      await runCli(
+        ['gate', '--engine', TOY_ENGINE, '--bundle', broken.referenceDir, '--work', join(root, 'w2'), '--key', keys.privateKeyPath, '--json', '-'],
+        failing,
+      ),
+    ).toBe(1);
     const failed = onlyJson(failing.out) as { seals: { exitCode: number; overall: string } };
     expect(failed.seals.exitCode).toBe(1);
     expect(failed.seals.overall).toBe('FAIL');

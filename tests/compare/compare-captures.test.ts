@@ -76,7 +76,10 @@ describe('compare: two captures of the reference engine', () => {
     expect(run.status).toBe(0);
     // Every contract used is bit_exact, and the JSON says what the comparison was.
     const result = z
-      .object({ contracts: z.record(z.string(), z.object({ kind: z.string() }).loose()), comparison: z.object({ candidate: z.object({ dir: z.string() }).loose() }).loose() })
+      .object({
+        contracts: z.record(z.string(), z.object({ kind: z.string() }).loose()),
+        comparison: z.object({ candidate: z.object({ dir: z.string() }).loose() }).loose(),
+      })
       .loose()
       .parse(JSON.parse(readFileSync(json, 'utf8')));
     expect(new Set(Object.values(result.contracts).map((contract) => contract.kind))).toEqual(new Set(['bit_exact']));
@@ -139,7 +142,9 @@ describe('compare: two captures of the reference engine', () => {
     const signed = receipt();
     const mapped = cli(['compare', first, renamed, '--map', map, '--key', key.privateKeyPath, '--receipt', signed]);
     expect(mapped.stdout).toContain(`all ${rowsOf(first)} boundary rows PASS`);
-    expect(mapped.stdout).toMatch(/map\s+\S+rename\.map\.json\s+sha256 \S+: 12 candidate boundary name\(s\) mapped, 0 declared unmapped, \d+ kept under their own name, 0 of them unknown to the reference/);
+    expect(mapped.stdout).toMatch(
+      /map\s+\S+rename\.map\.json\s+sha256 \S+: 12 candidate boundary name\(s\) mapped, 0 declared unmapped, \d+ kept under their own name, 0 of them unknown to the reference/,
+    );
     expect(seals(mapped)).toEqual(['FIDELITY: OK', 'OVERALL: PASSED']);
     expect(mapped.status).toBe(0);
     // The map file is a subject of the receipt.
@@ -171,7 +176,10 @@ describe('compare: two captures of the reference engine', () => {
     // A contracts file replaces the reference's own contracts where its rules match: sampler
     // orders stay exact as declared, and the logits held bit for bit fail as under --baseline.
     const contracts = join(root, 'logits-exact.contracts.json');
-    writeFileSync(contracts, JSON.stringify({ schema: 'trace-inspector.contracts', schema_version: 1, rules: [{ boundaries: 'backbone.logits', contract: 'bit_exact' }] }));
+    writeFileSync(
+      contracts,
+      JSON.stringify({ schema: 'trace-inspector.contracts', schema_version: 1, rules: [{ boundaries: 'backbone.logits', contract: 'bit_exact' }] }),
+    );
     const ruled = cli(['compare', referenceBundle(CASE), first, '--contracts', contracts, '--key', key.privateKeyPath, '--receipt', receipt()]);
     expect(ruled.stdout).toContain(`contracts  contracts file ${contracts} (1 rule(s); boundaries no rule matches keep the reference's own contract)`);
     expect(ruled.stdout).toMatch(/first divergence: case topk_ties, pass 0 \/ backbone\.logits/);

@@ -81,7 +81,14 @@ describe('compare --contracts', () => {
 
   it('judges a native reference under faithful_from_k K: rel = 2*gamma(K), abs = rel*rms(reference), from the rule of docs/choosing-k.md', async () => {
     const rules = (K: number): string =>
-      writeJson('contracts', { schema: 'trace-inspector.contracts', schema_version: 1, rules: [{ boundaries: 'layer.*', contract: { faithful_from_k: K } }, { boundaries: '*', contract: 'bit_exact' }] });
+      writeJson('contracts', {
+        schema: 'trace-inspector.contracts',
+        schema_version: 1,
+        rules: [
+          { boundaries: 'layer.*', contract: { faithful_from_k: K } },
+          { boundaries: '*', contract: 'bit_exact' },
+        ],
+      });
     const contracts = rules(64);
     const loose = await compare([reference, candidate, '--contracts', contracts]);
     expect(loose.stdout).toContain('all 2 boundary rows PASS');
@@ -104,7 +111,17 @@ describe('compare --contracts', () => {
 
   it('computes the rule exactly as the kit does (storage rounding for bf16, refusals for integers and a zero reference)', () => {
     const entry = (dtype: DType): BoundaryEntry => ({
-      name: 'x', stage: 'x', dtype, shape: [2], strides: [1], layout: 'row-major', key: 'x', sha256: 'a'.repeat(64), byte_length: 8, valid: null, contract: null,
+      name: 'x',
+      stage: 'x',
+      dtype,
+      shape: [2],
+      strides: [1],
+      layout: 'row-major',
+      key: 'x',
+      sha256: 'a'.repeat(64),
+      byte_length: 8,
+      valid: null,
+      contract: null,
     });
     const rule = { faithful_from_k: 512, reduction_order: 'unspecified', nan_policy: 'positions' as const, signed_zero: 'ignore' as const, oracle_rel: null };
     const gamma = (512 * u) / (1 - 512 * u);
@@ -121,7 +138,15 @@ describe('compare --contracts', () => {
     ['a negative K', { rules: [{ boundaries: '*', contract: { faithful_from_k: -3 } }] }, 'rules[0].contract.faithful_from_k'],
     ['an unknown rule word', { rules: [{ boundaries: '*', contract: 'faithful' }] }, 'rules[0].contract'],
     ['an unclosed capture', { rules: [{ boundaries: 'layer.{i', contract: 'bit_exact' }] }, 'rules[0].boundaries'],
-    ['a full contract without its derivation', { rules: [{ boundaries: '*', contract: { kind: 'faithful', abs: 1, rel: 1, max_ulp: null, oracle_rel: null, nan_policy: 'positions', signed_zero: 'ignore' } }] }, 'rules[0].contract.derivation'],
+    [
+      'a full contract without its derivation',
+      {
+        rules: [
+          { boundaries: '*', contract: { kind: 'faithful', abs: 1, rel: 1, max_ulp: null, oracle_rel: null, nan_policy: 'positions', signed_zero: 'ignore' } },
+        ],
+      },
+      'rules[0].contract.derivation',
+    ],
     ['no rules', { rules: [] }, 'rules'],
   ])('refuses a contracts file with %s: exit 2 naming the file and the field', async (_what, body, field) => {
     const file = writeJson('bad-contracts', { schema: 'trace-inspector.contracts', schema_version: 1, ...body });
@@ -132,7 +157,11 @@ describe('compare --contracts', () => {
   });
 
   it('refuses faithful_from_k on an integer boundary, naming the rule and the boundary', async () => {
-    const file = writeJson('int-contracts', { schema: 'trace-inspector.contracts', schema_version: 1, rules: [{ boundaries: '*', contract: { faithful_from_k: 8 } }] });
+    const file = writeJson('int-contracts', {
+      schema: 'trace-inspector.contracts',
+      schema_version: 1,
+      rules: [{ boundaries: '*', contract: { faithful_from_k: 8 } }],
+    });
     const run = await compare([reference, candidate, '--contracts', file]);
     expect(run.stderr).toContain(`${file}: rules[0].contract: pass 0: matches boundary gen.token (I32)`);
     expect(run.status).toBe(2);
@@ -150,7 +179,11 @@ describe('compare --map', () => {
   // The reference stores a [2, 3] float64 matrix; the port stores it transposed, [3, 2], as float32.
   const matrix = [0.5, -1.25, 2, 3.5, -0.125, 8];
   const transposed = [0, 3, 1, 4, 2, 5].map((index) => matrix[index] as number);
-  const reference = bundle('map-reference', [record('nam.a0.l0.out', 'F64', [2, 3], f64(matrix)), record('nam.a0.l1.out', 'F32', [2], f32([1, 2])), record('gen.token', 'I32', [1], i32([3]))]);
+  const reference = bundle('map-reference', [
+    record('nam.a0.l0.out', 'F64', [2, 3], f64(matrix)),
+    record('nam.a0.l1.out', 'F32', [2], f32([1, 2])),
+    record('gen.token', 'I32', [1], i32([3])),
+  ]);
   const candidate = bundle('map-candidate', [
     record('layers.0.out', 'F32', [3, 2], f32(transposed)),
     record('layers.1.out', 'F32', [2], f32([1, 2])),
@@ -182,7 +215,10 @@ describe('compare --map', () => {
   });
 
   it('fails the transposed tensor when the map does not permute it (the layout is judged, not assumed)', async () => {
-    const map = mapFile([{ candidate: 'layers.0.out', reference: 'nam.a0.l0.out', widen_to: 'F64' }, { candidate: 'layers.{i}.out', reference: 'nam.a0.l{i}.out' }]);
+    const map = mapFile([
+      { candidate: 'layers.0.out', reference: 'nam.a0.l0.out', widen_to: 'F64' },
+      { candidate: 'layers.{i}.out', reference: 'nam.a0.l{i}.out' },
+    ]);
     const run = await compare([reference, candidate, '--map', map]);
     expect(run.stdout).toMatch(/FAIL\s+tiny\s+0\s+nam\.a0\.l0\.out\s+shape/);
     expect(run.status).toBe(1);
@@ -236,7 +272,10 @@ describe('compare: the evidence is verified before anything is judged', () => {
   it('refuses a candidate that read other inputs, naming the manifest and the input digest field', async () => {
     const dir = fresh('other-inputs');
     const header = nativeHeader();
-    const writer = NativeBundleWriter.create(dir, { ...header, inputs: header.inputs.map((input, index) => (index === 0 ? { ...input, data: i32([1, 2, 3, 4]) } : input)) });
+    const writer = NativeBundleWriter.create(dir, {
+      ...header,
+      inputs: header.inputs.map((input, index) => (index === 0 ? { ...input, data: i32([1, 2, 3, 4]) } : input)),
+    });
     writer.beginPass(0, 'prefill');
     for (const item of records) writer.appendRecord(item);
     writer.endPass(null);
@@ -270,4 +309,3 @@ describe('compare: the evidence is verified before anything is judged', () => {
     expect(run.status).toBe(2);
   });
 });
-

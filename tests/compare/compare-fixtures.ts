@@ -131,7 +131,11 @@ export function stepF32(value: number, ulps: number): number {
 }
 
 export function tensor(name: string, dtype: DType, shape: readonly number[], data: Uint8Array, extra: Partial<TensorSpec> = {}): TensorSpec {
-  if (elementCount(shape) * ({ F32: 4, F16: 2, BF16: 2, F64: 8, I8: 1, I16: 2, I32: 4, I64: 8, U8: 1, U16: 2, U32: 4, U64: 8, BOOL: 1, C64: 8 } as const)[dtype] !== data.byteLength) {
+  if (
+    elementCount(shape) *
+      ({ F32: 4, F16: 2, BF16: 2, F64: 8, I8: 1, I16: 2, I32: 4, I64: 8, U8: 1, U16: 2, U32: 4, U64: 8, BOOL: 1, C64: 8 } as const)[dtype] !==
+    data.byteLength
+  ) {
     throw new Error(`test tensor ${name}: ${data.byteLength} bytes do not fit ${dtype} ${JSON.stringify(shape)}`);
   }
   return { name, dtype, shape, data, ...extra };

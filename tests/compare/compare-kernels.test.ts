@@ -5,7 +5,16 @@ import { describe, expect, it } from 'vitest';
 import type { DType } from '../../main/core/bundle/dtype.ts';
 import type { Contract } from '../../main/core/bundle/manifest-schema.ts';
 import { kernelModule } from '../../main/core/compare/compare-kernels-wasm.ts';
-import { compareValues, KernelState, KernelWorkspace, minimalRel, nextDown, nextUp, unitBytes, type KernelMode } from '../../main/core/compare/compare-kernels.ts';
+import {
+  compareValues,
+  KernelState,
+  KernelWorkspace,
+  minimalRel,
+  nextDown,
+  nextUp,
+  unitBytes,
+  type KernelMode,
+} from '../../main/core/compare/compare-kernels.ts';
 import { bitExact, faithful, randomFloats } from './compare-fixtures.ts';
 
 interface Snapshot {

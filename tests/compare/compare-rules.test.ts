@@ -255,7 +255,20 @@ describe.each(['auto', 'js'] as const)('element rules (%s kernels)', (mode) => {
     });
 
     it('the imaginary part alone decides an element too', async () => {
-      const result = await compare(mode, 'C64', [2], c64([[1, -0], [2, 3]]), c64([[1, 0], [2, 3]]), bitExact());
+      const result = await compare(
+        mode,
+        'C64',
+        [2],
+        c64([
+          [1, -0],
+          [2, 3],
+        ]),
+        c64([
+          [1, 0],
+          [2, 3],
+        ]),
+        bitExact(),
+      );
       expect(result.classes.signed_zero).toBe(1);
       expect(result.firstMismatch?.native).toBe('1-0j');
     });

@@ -21,7 +21,13 @@ function nextDown(x: number): number {
   return view[0] as number;
 }
 
-async function compareF32(native: readonly number[], reference: readonly number[], contract: Contract, options: CompareOptions = {}, shape?: readonly number[]): Promise<BoundaryComparison> {
+async function compareF32(
+  native: readonly number[],
+  reference: readonly number[],
+  contract: Contract,
+  options: CompareOptions = {},
+  shape?: readonly number[],
+): Promise<BoundaryComparison> {
   const dims = shape ?? [native.length];
   const sides = await pair([tensor('t.x', 'F32', dims, f32(native))], [tensor('t.x', 'F32', dims, f32(reference), { contract })]);
   return compareBoundary(sides, 0, 't.x', options);
@@ -265,7 +271,13 @@ describe('the SIMD path and the JS path agree exactly', () => {
   const specials = [Number.NaN, Infinity, -Infinity, 0, -0, 1e-40, -3e-42];
 
   // Magnitudes over 20 decades, so squared errors span a range no sum holds exactly.
-  function dataset(kind: 'identical' | 'noisy', units: number, unitsPerBlock: number, seed: number, noiseScale: number): { native: number[]; reference: number[] } {
+  function dataset(
+    kind: 'identical' | 'noisy',
+    units: number,
+    unitsPerBlock: number,
+    seed: number,
+    noiseScale: number,
+  ): { native: number[]; reference: number[] } {
     const reference = randomFloats(units, seed).map((v, i) => v * 10 ** (((i * 7) % 21) - 10));
     const noise = randomFloats(units, seed + 1, 1);
     const native = reference.map((v, i) => (kind === 'identical' ? v : v * (1 + noiseScale * (noise[i] as number))));
@@ -306,7 +318,10 @@ describe('the SIMD path and the JS path agree exactly', () => {
         it(`${dtype}, ${kind} blocks, ${label}`, async () => {
           const data = dataset(kind, units, perBlock, dtype.length * 7 + label.length, 2.5 * eps);
           const shape = [dtype === 'C64' ? units / 2 : units];
-          const sides = await pair([tensor('t.z', dtype, shape, encode(dtype, data.native))], [tensor('t.z', dtype, shape, encode(dtype, data.reference), { contract })]);
+          const sides = await pair(
+            [tensor('t.z', dtype, shape, encode(dtype, data.native))],
+            [tensor('t.z', dtype, shape, encode(dtype, data.reference), { contract })],
+          );
           const simd = await compareBoundary(sides, 0, 't.z', { chunkBytes: 16384 });
           const js = await compareBoundary(sides, 0, 't.z', { kernels: 'js' });
           expect(simd).toEqual(js);
@@ -322,7 +337,10 @@ describe('the SIMD path and the JS path agree exactly', () => {
     const native = reference.map((v, i) => (i % 3 === 0 ? stepF32(v, 1) : v));
     reference[2048 * 3 + 5] = 1e6;
     native[2048 * 3 + 5] = stepF32(1e6, 1);
-    const sides = await pair([tensor('t.w', 'F32', [reference.length], f32(native))], [tensor('t.w', 'F32', [reference.length], f32(reference), { contract: faithful({ max_ulp: 1 }) })]);
+    const sides = await pair(
+      [tensor('t.w', 'F32', [reference.length], f32(native))],
+      [tensor('t.w', 'F32', [reference.length], f32(reference), { contract: faithful({ max_ulp: 1 }) })],
+    );
     const simd = await compareBoundary(sides, 0, 't.w');
     expect(simd.passed).toBe(true);
     expect(simd.worst?.flatIndex).toBe(2048 * 3 + 5);
@@ -333,7 +351,10 @@ describe('the SIMD path and the JS path agree exactly', () => {
     const patterns = Array.from({ length: 4096 * 3 }, (_, i) => (i * 2654435761) & 0xffff);
     const moved = patterns.map((p, i) => (i > 8192 && i % 101 === 0 ? p ^ 1 : p));
     for (const contract of [bitExact(), faithful({ max_ulp: 1 })]) {
-      const sides = await pair([tensor('t.h', 'F16', [patterns.length], bits16(moved))], [tensor('t.h', 'F16', [patterns.length], bits16(patterns), { contract })]);
+      const sides = await pair(
+        [tensor('t.h', 'F16', [patterns.length], bits16(moved))],
+        [tensor('t.h', 'F16', [patterns.length], bits16(patterns), { contract })],
+      );
       expect(await compareBoundary(sides, 0, 't.h')).toEqual(await compareBoundary(sides, 0, 't.h', { kernels: 'js' }));
     }
   });

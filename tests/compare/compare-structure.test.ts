@@ -86,7 +86,10 @@ describe.each(['auto', 'js'] as const)('layout (%s kernels)', (mode: KernelMode)
   it('a transposed 2-D buffer is structural layout [1, 0], not noise', async () => {
     const shape = [3, 5];
     const values = randomFloats(15, 3);
-    const sides = await pair([tensor('t.w', 'F32', shape, f32(permuted(values, shape, [1, 0])))], [tensor('t.w', 'F32', shape, f32(values), { contract: faithful({ abs: 1e-6 }) })]);
+    const sides = await pair(
+      [tensor('t.w', 'F32', shape, f32(permuted(values, shape, [1, 0])))],
+      [tensor('t.w', 'F32', shape, f32(values), { contract: faithful({ abs: 1e-6 }) })],
+    );
     const result = await compareBoundary(sides, 0, 't.w', { kernels: mode });
     expect(result.structural?.problem).toBe('layout');
     expect(result.structural?.detail).toContain('[1, 0]');

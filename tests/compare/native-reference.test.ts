@@ -68,7 +68,18 @@ describe('a native bundle as the reference of --gate and capture', () => {
     const run = gate(['--contracts', contracts, '--receipt', receipt]);
     expect(run.stdout).toContain(`contracts contracts file ${contracts} (1 rule(s))`);
     expect(run.status).toBe(0);
-    const verified = cli(['verify', receipt, '--pubkey', key.publicKeyPath, '--subjects', root, '--subjects', join(REPO_ROOT, 'engine', 'build'), '--subjects', join(REPO_ROOT, 'fixtures', 'weights')]);
+    const verified = cli([
+      'verify',
+      receipt,
+      '--pubkey',
+      key.publicKeyPath,
+      '--subjects',
+      root,
+      '--subjects',
+      join(REPO_ROOT, 'engine', 'build'),
+      '--subjects',
+      join(REPO_ROOT, 'fixtures', 'weights'),
+    ]);
     expect(verified.stdout).toContain('subject    engine-contracts.json: OK');
     expect(verified.status).toBe(0);
   });

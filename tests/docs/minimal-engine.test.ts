@@ -73,7 +73,10 @@ describe.each([
 
 describe('the helper header', () => {
   it('writes the minimal engine in under a third of the lines', () => {
-    const lines = (file: string): number => readFileSync(join(REPO_ROOT, 'engine', 'examples', file), 'utf8').split('\n').filter((line) => line.trim() !== '').length;
+    const lines = (file: string): number =>
+      readFileSync(join(REPO_ROOT, 'engine', 'examples', file), 'utf8')
+        .split('\n')
+        .filter((line) => line.trim() !== '').length;
     const plain = lines('minimal_engine.c');
     const helped = lines('helper_minimal_engine.c');
     expect(helped * 3).toBeLessThan(plain);

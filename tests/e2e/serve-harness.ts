@@ -127,4 +127,3 @@ export async function openInspector(options: { navigate: boolean }): Promise<Ins
     },
   };
 }
-

@@ -100,7 +100,11 @@ describe('the boundary table', () => {
     await byTestId(page, 'filter-stage').selectOption('');
 
     // The failing rows' kind is the only one offered; choosing it shows exactly them.
-    const kinds = (await byTestId(page, 'filter-kind').locator('option').evaluateAll((options) => options.map((option) => option.getAttribute('value') ?? ''))).filter((value) => value !== '');
+    const kinds = (
+      await byTestId(page, 'filter-kind')
+        .locator('option')
+        .evaluateAll((options) => options.map((option) => option.getAttribute('value') ?? ''))
+    ).filter((value) => value !== '');
     expect(kinds).toHaveLength(1);
     await byTestId(page, 'filter-kind').selectOption(kinds[0] ?? '');
     expect(await shownIds()).toEqual(failing);

@@ -56,7 +56,7 @@ afterAll(async () => {
 });
 
 describe('two bundles in the app, no engine', () => {
-  it('opens two captures, fails the renamed boundaries until a map file is picked in the session bar, then passes every row and signs compare\'s receipt; lists what a map leaves out', async () => {
+  it("opens two captures, fails the renamed boundaries until a map file is picked in the session bar, then passes every row and signs compare's receipt; lists what a map leaves out", async () => {
     const rows = entries(first).length;
     const renamed = entries(first).filter((name) => /^backbone\.l\d+\.out$/.test(name)).length;
     expect(renamed).toBeGreaterThan(0);
@@ -64,14 +64,19 @@ describe('two bundles in the app, no engine', () => {
     await openByPath(page, 'open-bundle', first);
     await expect(byTestId(page, 'bundle-kind').textContent()).resolves.toBe('native');
     await openByPath(page, 'open-run', port);
-    await expect(byTestId(page, 'contracts-in-force').textContent()).resolves.toContain('bit_exact for every boundary the native reference declares no contract for');
+    await expect(byTestId(page, 'contracts-in-force').textContent()).resolves.toContain(
+      'bit_exact for every boundary the native reference declares no contract for',
+    );
     // Each renamed reference boundary is missing on the port's side; each port name is unknown to the reference.
     expect(await count(page, 'FAIL')).toBe(renamed);
     expect(await count(page, 'GAP')).toBe(renamed);
     expect(await count(page, 'PASS')).toBe(rows - renamed);
 
     const map = join(root, 'port.map.json');
-    writeFileSync(map, JSON.stringify({ schema: 'trace-inspector.boundary-map', schema_version: 1, map: [{ candidate: 'layers.{i}.out', reference: 'backbone.l{i}.out' }] }));
+    writeFileSync(
+      map,
+      JSON.stringify({ schema: 'trace-inspector.boundary-map', schema_version: 1, map: [{ candidate: 'layers.{i}.out', reference: 'backbone.l{i}.out' }] }),
+    );
     await setFile(page, 'set-map-file', map);
     expect(await count(page, 'PASS')).toBe(rows);
     expect(await count(page, 'FAIL')).toBe(0);
@@ -113,7 +118,14 @@ describe('two bundles in the app, no engine', () => {
 
     // Declared unmapped on purpose: listed with its reason, and the reference's boundaries it covered are missing, not passed.
     const partial = join(root, 'partial.map.json');
-    writeFileSync(partial, JSON.stringify({ schema: 'trace-inspector.boundary-map', schema_version: 1, unmapped: [{ candidate: 'layers.*', reason: 'the port fuses its layer outputs' }] }));
+    writeFileSync(
+      partial,
+      JSON.stringify({
+        schema: 'trace-inspector.boundary-map',
+        schema_version: 1,
+        unmapped: [{ candidate: 'layers.*', reason: 'the port fuses its layer outputs' }],
+      }),
+    );
     await setFile(page, 'set-map-file', partial);
     await expect(byTestId(page, 'map-in-force').textContent()).resolves.toContain(`0 mapped · ${names.size} unmapped on purpose`);
     await byTestId(page, 'map-report').locator('summary').click();

@@ -95,6 +95,9 @@ describe('File menu: the comparison items pick with a dialog and dispatch to the
     electron.picks.push({ canceled: false, filePaths: ['/data/bad.map.json'] });
     await click('Map File…');
     await vi.waitFor(() => expect(electron.messages).toHaveLength(1));
-    expect(electron.messages[0]).toMatchObject({ message: 'Could not set the map file', detail: '/data/bad.map.json: map[0].permute: [0, 0] is not a permutation' });
+    expect(electron.messages[0]).toMatchObject({
+      message: 'Could not set the map file',
+      detail: '/data/bad.map.json: map[0].permute: [0, 0] is not a permutation',
+    });
   });
 });

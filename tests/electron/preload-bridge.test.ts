@@ -55,7 +55,7 @@ describe('the preload bridge', () => {
     await expect(api.call('getSession', {})).rejects.toMatchObject({ name: 'InspectorCallError', code: 'bad_reply' });
   });
 
-  it("passes a failure on with its code, and refuses an unknown method before anything is sent", async () => {
+  it('passes a failure on with its code, and refuses an unknown method before anything is sent', async () => {
     bridge.reply = { ok: false, error: { code: 'E_BUSY', message: 'a run is in progress' } };
     await expect(api.call('getSession', {})).rejects.toEqual({ name: 'InspectorCallError', code: 'E_BUSY', message: 'a run is in progress' });
     bridge.invoked.length = 0;

@@ -73,7 +73,12 @@ async function contents(dir: string): Promise<{ pass: number; name: string; sha2
     const out: { pass: number; name: string; sha256: string; data: Buffer }[] = [];
     for (const pass of bundle.passes) {
       for (const boundary of pass.boundaries) {
-        out.push({ pass: pass.index, name: boundary.name, sha256: boundary.sha256, data: Buffer.from((await bundle.readBoundary(pass.index, boundary.name)).data) });
+        out.push({
+          pass: pass.index,
+          name: boundary.name,
+          sha256: boundary.sha256,
+          data: Buffer.from((await bundle.readBoundary(pass.index, boundary.name)).data),
+        });
       }
     }
     return out;

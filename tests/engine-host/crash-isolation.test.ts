@@ -26,7 +26,11 @@ function captureDir(label: string): string {
 }
 
 /** Prefill (3 records), then decode pass 1, where the faulty engines fail. */
-async function runToFault(library: string, dir: string, passTimeoutMs?: number): Promise<{ host: EngineHost; prefill: PassResult; fault: PassResult; elapsedMs: number }> {
+async function runToFault(
+  library: string,
+  dir: string,
+  passTimeoutMs?: number,
+): Promise<{ host: EngineHost; prefill: PassResult; fault: PassResult; elapsedMs: number }> {
   const host = await EngineHost.start({ library, isolation: 'process', ...(passTimeoutMs !== undefined ? { passTimeoutMs } : {}) });
   const inputs = toyInputs();
   await host.open();
@@ -48,7 +52,10 @@ async function expectRecovered(manifestPath: string | null, dir: string, pass1Na
     expect(bundle.manifest.run?.status).toBe(status);
     expect(bundle.manifest.run?.last_pass).toBe(1);
     expect(bundle.manifest.run?.last_boundary).toBe(pass1Names.at(-1));
-    expect(bundle.passes.map((p) => [p.index, p.kind])).toEqual([[0, 'prefill'], [1, 'decode']]);
+    expect(bundle.passes.map((p) => [p.index, p.kind])).toEqual([
+      [0, 'prefill'],
+      [1, 'decode'],
+    ]);
     expect(bundle.passes[0]?.mode).toBe('text');
     expect(bundle.passes[1]?.mode).toBeNull(); // cut short
     expect(bundle.passes[0]?.boundaries.map((b) => b.name)).toEqual(['toy.embed', 'toy.mix', 'toy.token']);

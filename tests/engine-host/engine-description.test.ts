@@ -33,7 +33,13 @@ describe('parseEngineDescription', () => {
   });
 
   it('names the library and each field at fault', () => {
-    const error = failure({ ...valid, boundaries: [{ ...valid.boundaries[0], emit: 'sometimes' }, { ...valid.boundaries[1], shape: [-1] }] });
+    const error = failure({
+      ...valid,
+      boundaries: [
+        { ...valid.boundaries[0], emit: 'sometimes' },
+        { ...valid.boundaries[1], shape: [-1] },
+      ],
+    });
     expect(error.library).toBe('/lib/x.so');
     expect(error.field).toBe('boundaries[0].emit');
     expect(error.message).toContain('boundaries[1].shape[0]');

@@ -35,7 +35,9 @@ async function startError(library: string, loadTimeoutMs?: number): Promise<unkn
 }
 
 /** Prefill, then decode pass 1 (where the test engines misbehave), capturing into a fresh bundle. */
-async function runToPassOne(library: string): Promise<{ host: EngineHost; dir: string; prefill: Awaited<ReturnType<EngineHost['runPass']>>; decode: Awaited<ReturnType<EngineHost['runPass']>> }> {
+async function runToPassOne(
+  library: string,
+): Promise<{ host: EngineHost; dir: string; prefill: Awaited<ReturnType<EngineHost['runPass']>>; decode: Awaited<ReturnType<EngineHost['runPass']>> }> {
   const host = await EngineHost.start({ library, isolation: 'process', passTimeoutMs: 20_000 });
   const inputs = toyInputs();
   await host.open();
@@ -98,19 +100,22 @@ describe('engines that break the record contract', () => {
 });
 
 describe('a record emitted from a thread of the engine', () => {
-  it.each(['process', 'thread'] as const)('is refused and named "record from a foreign thread" (%s isolation), not a deadlock reported as a timeout', async (isolation) => {
-    const host = await EngineHost.start({ library: testlib('foreign_thread_engine'), isolation, passTimeoutMs: 20_000 });
-    const inputs = toyInputs();
-    await host.open();
-    await setInputs(host, inputs);
-    expect((await host.runPass('prefill')).status).toBe('ok');
-    const decode = await host.runPass('decode');
-    expect(decode.status).toBe('engine_error');
-    if (decode.status !== 'engine_error') throw new Error('unreachable');
-    expect(decode.message).toMatch(/^record from a foreign thread: toy\.embed was emitted from a thread other than the one that called ti_decode/);
-    expect(host.alive).toBe(true);
-    await host.close();
-  });
+  it.each(['process', 'thread'] as const)(
+    'is refused and named "record from a foreign thread" (%s isolation), not a deadlock reported as a timeout',
+    async (isolation) => {
+      const host = await EngineHost.start({ library: testlib('foreign_thread_engine'), isolation, passTimeoutMs: 20_000 });
+      const inputs = toyInputs();
+      await host.open();
+      await setInputs(host, inputs);
+      expect((await host.runPass('prefill')).status).toBe('ok');
+      const decode = await host.runPass('decode');
+      expect(decode.status).toBe('engine_error');
+      if (decode.status !== 'engine_error') throw new Error('unreachable');
+      expect(decode.message).toMatch(/^record from a foreign thread: toy\.embed was emitted from a thread other than the one that called ti_decode/);
+      expect(host.alive).toBe(true);
+      await host.close();
+    },
+  );
 });
 
 describe('what an engine forks', () => {

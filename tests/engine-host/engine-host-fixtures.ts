@@ -177,12 +177,7 @@ type Native = (...args: unknown[]) => unknown;
  * Runs `passes` directly through koffi in this process (no worker, no host code) and returns
  * every record the engine emitted. Only for engines that do not crash.
  */
-export function runDirect(
-  library: string,
-  weights: string | null,
-  inputs: readonly NamedTensor[],
-  passes: readonly ('prefill' | 'decode')[],
-): SeenRecord[] {
+export function runDirect(library: string, weights: string | null, inputs: readonly NamedTensor[], passes: readonly ('prefill' | 'decode')[]): SeenRecord[] {
   const { record, callback } = types();
   const lib = koffi.load(library);
   const fn = (prototype: string): Native => lib.func(prototype) as Native;
@@ -200,12 +195,27 @@ export function runDirect(
   const seen: SeenRecord[] = [];
   try {
     for (const input of inputs) {
-      const status = setInput(session, input.name, ['F32', 'F16', 'BF16', 'F64', 'I8', 'I16', 'I32', 'I64', 'U8', 'U16', 'U32', 'U64', 'BOOL', 'C64'].indexOf(input.dtype), input.shape.length, BigInt64Array.from(input.shape, BigInt), bytesOf(input.data), BigInt(input.data.byteLength));
+      const status = setInput(
+        session,
+        input.name,
+        ['F32', 'F16', 'BF16', 'F64', 'I8', 'I16', 'I32', 'I64', 'U8', 'U16', 'U32', 'U64', 'BOOL', 'C64'].indexOf(input.dtype),
+        input.shape.length,
+        BigInt64Array.from(input.shape, BigInt),
+        bytesOf(input.data),
+        BigInt(input.data.byteLength),
+      );
       if (status !== 0) throw new Error(`ti_set_input ${input.name}: ${String(lastError(session))}`);
     }
     const registered = koffi.register((_user: unknown, address: unknown) => {
       const r = koffi.decode(address, record) as {
-        pass_index: number; name: string; dtype: number; rank: number; shape: unknown; strides: unknown; data: unknown; byte_length: number | bigint;
+        pass_index: number;
+        name: string;
+        dtype: number;
+        rank: number;
+        shape: unknown;
+        strides: unknown;
+        data: unknown;
+        byte_length: number | bigint;
       };
       const dtype = dtypeFromAbi(r.dtype);
       if (dtype === undefined) throw new Error(`bad dtype ${r.dtype}`);

@@ -55,7 +55,9 @@ describe.each<Isolation>(['process', 'thread'])('toy capture, %s isolation', (is
       await host.inject('toy.token', { dtype: 'I32', shape: [1], data: Int32Array.from([42]) });
       const prefill = await host.runPass('prefill');
       expect(prefill.status === 'ok' && prefill.state['last_token']).toBe(42);
-      await expect(host.inject('toy.mix', { dtype: 'F32', shape: [1, 4], data: new Float32Array(4) })).rejects.toMatchObject({ code: 'TI_ERR_INVALID_ARGUMENT' });
+      await expect(host.inject('toy.mix', { dtype: 'F32', shape: [1, 4], data: new Float32Array(4) })).rejects.toMatchObject({
+        code: 'TI_ERR_INVALID_ARGUMENT',
+      });
       await host.reset();
       const again = await host.runPass('prefill');
       expect(again).toMatchObject({ status: 'ok', index: 0 });

@@ -27,7 +27,10 @@ function runDriver(caseId: string, extra: readonly string[] = []): { status: num
 function perturbationOptions(): string[] {
   const describeJson = execFileSync(
     process.execPath,
-    ['-e', `const k=require('koffi');const l=k.load(${JSON.stringify(join(REPO_ROOT, 'engine/build/libti_reference.so'))});process.stdout.write(l.func('const char *ti_describe(void)')())`],
+    [
+      '-e',
+      `const k=require('koffi');const l=k.load(${JSON.stringify(join(REPO_ROOT, 'engine/build/libti_reference.so'))});process.stdout.write(l.func('const char *ti_describe(void)')())`,
+    ],
     { cwd: REPO_ROOT, encoding: 'utf8' },
   );
   const parsed = z.object({ options: z.array(z.object({ name: z.string() })) }).parse(JSON.parse(describeJson));
@@ -44,9 +47,7 @@ describe('reference engine under ASan + UBSan', () => {
     expect(run.output).not.toMatch(/AddressSanitizer|runtime error|LeakSanitizer/);
     expect(run.status).toBe(0);
     const passLines = [...run.output.matchAll(/^pass (\d+) (prefill|decode) (text|audio) records=(\d+)$/gm)];
-    expect(passLines.map((match) => [Number(match[1]), match[2], match[3]])).toEqual(
-      referencePasses(caseId).map((pass) => [pass.index, pass.kind, pass.mode]),
-    );
+    expect(passLines.map((match) => [Number(match[1]), match[2], match[3]])).toEqual(referencePasses(caseId).map((pass) => [pass.index, pass.kind, pass.mode]));
   });
 
   it('runs every deliberate perturbation cleanly: part-1 options over the NaN case, audio options over the tail case', () => {

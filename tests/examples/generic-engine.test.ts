@@ -115,9 +115,23 @@ let publicKey = '';
 
 function build(out: string, defines: readonly string[]): void {
   execFileSync('gcc', [
-    '-std=c11', '-Wall', '-Wextra', '-Werror', '-O2', '-fPIC', '-shared', ...defines,
-    '-I', join(REPO_ROOT, 'engine', 'include'), '-I', join(REPO_ROOT, 'engine', 'helpers'),
-    '-o', out, join(dir, 'engine.c'), join(REPO_ROOT, 'engine', 'helpers', 'ti_helper.c'), '-lm',
+    '-std=c11',
+    '-Wall',
+    '-Wextra',
+    '-Werror',
+    '-O2',
+    '-fPIC',
+    '-shared',
+    ...defines,
+    '-I',
+    join(REPO_ROOT, 'engine', 'include'),
+    '-I',
+    join(REPO_ROOT, 'engine', 'helpers'),
+    '-o',
+    out,
+    join(dir, 'engine.c'),
+    join(REPO_ROOT, 'engine', 'helpers', 'ti_helper.c'),
+    '-lm',
   ]);
 }
 
@@ -139,7 +153,20 @@ beforeAll(() => {
 }, 180_000);
 
 function gate(work: string, extra: readonly string[] = [], engine = library): ReturnType<typeof runCliProcess> {
-  return runCliProcess(['--gate', '--engine', engine, '--bundle', join(dir, 'reference'), '--oracle', join(dir, 'oracle-f64'), '--work', join(dir, work), '--key', key, ...extra]);
+  return runCliProcess([
+    '--gate',
+    '--engine',
+    engine,
+    '--bundle',
+    join(dir, 'reference'),
+    '--oracle',
+    join(dir, 'oracle-f64'),
+    '--work',
+    join(dir, work),
+    '--key',
+    key,
+    ...extra,
+  ]);
 }
 
 /** A copy of the reference whose manifest.json `edit` changed (the manifest is covered by no digest of its own). */

@@ -25,14 +25,29 @@ beforeAll(() => {
   cargoBuild(join(NAM, 'engine'), join(root, 'target-release'));
   release = cdylibPath(join(root, 'target-release'), 'nam_engine', false);
   // The second build: cargo's debug profile (no optimisation), its own target folder.
-  const build = spawnSync(findCargo(), ['build', '--offline', '--quiet', '--target-dir', join(root, 'target-debug')], { cwd: join(NAM, 'engine'), encoding: 'utf8', timeout: 300_000 });
+  const build = spawnSync(findCargo(), ['build', '--offline', '--quiet', '--target-dir', join(root, 'target-debug')], {
+    cwd: join(NAM, 'engine'),
+    encoding: 'utf8',
+    timeout: 300_000,
+  });
   if (build.status !== 0) throw new Error(`cargo build (debug) failed: ${build.stdout}${build.stderr}`);
   debug = join(root, 'target-debug', 'debug', 'libnam_engine.so');
   key = keyFiles(root).privateKeyPath;
 }, 600_000);
 
 function capture(engine: string, out: string, options: string[] = []): void {
-  const run = runCliProcess(['capture', '--engine', engine, '--bundle', REFERENCE, '--weights', WEIGHTS, '--out', out, ...options.flatMap((option) => ['--option', option])]);
+  const run = runCliProcess([
+    'capture',
+    '--engine',
+    engine,
+    '--bundle',
+    REFERENCE,
+    '--weights',
+    WEIGHTS,
+    '--out',
+    out,
+    ...options.flatMap((option) => ['--option', option]),
+  ]);
   expect(run.stderr).not.toMatch(/internal error/i);
   expect(run.status, run.stderr).toBe(0);
 }

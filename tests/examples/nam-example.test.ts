@@ -35,7 +35,13 @@ beforeAll(() => {
 
 const Manifest = z.object({
   inputs: z.array(z.object({ name: z.string(), sha256: z.string() })),
-  passes: z.array(z.object({ index: z.number(), mode: z.string().nullable(), boundaries: z.array(z.object({ name: z.string(), sha256: z.string(), contract: z.unknown() })) })),
+  passes: z.array(
+    z.object({
+      index: z.number(),
+      mode: z.string().nullable(),
+      boundaries: z.array(z.object({ name: z.string(), sha256: z.string(), contract: z.unknown() })),
+    }),
+  ),
 });
 const manifest = (dir: string): z.infer<typeof Manifest> => Manifest.parse(JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')));
 
@@ -63,7 +69,7 @@ function codeLines(file: string): number {
 }
 
 describe('the NAM example', () => {
-  it('keeps its glue within the issue\'s budget: the reference at most 60 lines, the engine\'s ABI glue at most 80', () => {
+  it("keeps its glue within the issue's budget: the reference at most 60 lines, the engine's ABI glue at most 80", () => {
     const reference = codeLines(join(NAM, 'reference.py'));
     const abiGlue = codeLines(join(NAM, 'engine', 'src', 'lib.rs'));
     expect(reference).toBeLessThanOrEqual(60);
@@ -100,7 +106,21 @@ describe('the NAM example', () => {
   it.each(CASES)('gates the Rust engine green on case %s against the reference and the float64 oracle', (caseId) => {
     const bundle = join(NAM, 'bundles', caseId);
     const work = join(root, `gate-${caseId}`);
-    const run = runCliProcess(['--gate', '--engine', engine, '--bundle', join(bundle, 'reference'), '--oracle', join(bundle, 'oracle-f64'), '--weights', WEIGHTS, '--work', work, '--key', key]);
+    const run = runCliProcess([
+      '--gate',
+      '--engine',
+      engine,
+      '--bundle',
+      join(bundle, 'reference'),
+      '--oracle',
+      join(bundle, 'oracle-f64'),
+      '--weights',
+      WEIGHTS,
+      '--work',
+      work,
+      '--key',
+      key,
+    ]);
     expect(run.stderr).not.toMatch(/internal error/i);
     const rows = manifest(join(bundle, 'reference')).passes.reduce((n, pass) => n + pass.boundaries.length, 0);
     expect(run.stdout).toContain(`all ${rows} boundary rows PASS`);
@@ -114,9 +134,15 @@ describe('the NAM example', () => {
     const line = (name: string): string => run.stdout.split('\n').find((l) => l.includes(` ${name} `)) ?? `no line for ${name}`;
     expect(line('coverage')).toMatch(/^ok\s+coverage\s+.*3 options, each checked/);
     expect(line('clean')).toMatch(/^ok\s+clean\s+2 cases/);
-    expect(line('perturb.dilation_off_by_one')).toMatch(/^ok\s+perturb\.dilation_off_by_one\s+pluck\s+pass 0 wavenet\.a0\.l1\.z \(value\)\s+pass 0 wavenet\.a0\.l1\.z \(value\)/);
-    expect(line('perturb.state_not_carried')).toMatch(/^ok\s+perturb\.state_not_carried\s+pluck\s+pass 1 wavenet\.a0\.l0\.z \(value\)\s+pass 1 wavenet\.a0\.l0\.z \(value\)/);
-    expect(line('perturb.wrong_activation')).toMatch(/^ok\s+perturb\.wrong_activation\s+pluck\s+pass 0 wavenet\.a0\.l0\.act \(value\)\s+pass 0 wavenet\.a0\.l0\.act \(value\)/);
+    expect(line('perturb.dilation_off_by_one')).toMatch(
+      /^ok\s+perturb\.dilation_off_by_one\s+pluck\s+pass 0 wavenet\.a0\.l1\.z \(value\)\s+pass 0 wavenet\.a0\.l1\.z \(value\)/,
+    );
+    expect(line('perturb.state_not_carried')).toMatch(
+      /^ok\s+perturb\.state_not_carried\s+pluck\s+pass 1 wavenet\.a0\.l0\.z \(value\)\s+pass 1 wavenet\.a0\.l0\.z \(value\)/,
+    );
+    expect(line('perturb.wrong_activation')).toMatch(
+      /^ok\s+perturb\.wrong_activation\s+pluck\s+pass 0 wavenet\.a0\.l0\.act \(value\)\s+pass 0 wavenet\.a0\.l0\.act \(value\)/,
+    );
     expect(line('record:transpose_2d')).toMatch(/^ok\s+record:transpose_2d\s+pluck\s+pass 2 wavenet\.a0\.l1\.act \(layout\)/);
     expect(line('record:flip_bit')).toMatch(/^ok\s+record:flip_bit\s+ragged\s+pass 3 wavenet\.out \(value\)/);
     expect(run.stdout).toMatch(/^SELF-TEST: PASSED \(7\/7 checks, [\d.]+ s\)$/m);
@@ -124,7 +150,11 @@ describe('the NAM example', () => {
   }, 300_000);
 
   it('fails the self-test when its table is wrong: a perturbation expected elsewhere, an option left unchecked', () => {
-    const table = JSON.parse(readFileSync(join(NAM, 'perturbations.json'), 'utf8')) as { cases: string; engine: { boundary: string; option: string }[]; records: unknown[] };
+    const table = JSON.parse(readFileSync(join(NAM, 'perturbations.json'), 'utf8')) as {
+      cases: string;
+      engine: { boundary: string; option: string }[];
+      records: unknown[];
+    };
     table.cases = join(NAM, 'bundles');
     // The state bug does not show in pass 1 of layer 1 first: layer 0 diverges before it.
     (table.engine[1] as { boundary: string }).boundary = 'wavenet.a0.l1.z';
@@ -134,7 +164,9 @@ describe('the NAM example', () => {
     writeFileSync(file, JSON.stringify(table));
     const run = selfTest(file, join(root, 'self-test-wrong'));
     expect(run.stdout).toMatch(/^FAILED\s+coverage\s+.*listed by the engine but never checked: perturb\.wrong_activation/m);
-    expect(run.stdout).toMatch(/^FAILED\s+perturb\.state_not_carried\s+pluck\s+pass 1 wavenet\.a0\.l1\.z \(value\)\s+FIDELITY: FAIL.*first divergence at pluck pass 1 wavenet\.a0\.l0\.z/m);
+    expect(run.stdout).toMatch(
+      /^FAILED\s+perturb\.state_not_carried\s+pluck\s+pass 1 wavenet\.a0\.l1\.z \(value\)\s+FIDELITY: FAIL.*first divergence at pluck pass 1 wavenet\.a0\.l0\.z/m,
+    );
     expect(run.stdout).toMatch(/^ok\s+perturb\.dilation_off_by_one/m);
     expect(run.stdout).toMatch(/^SELF-TEST: FAILED \(2\/4 checks/m);
     expect(run.status).toBe(1);

@@ -140,16 +140,43 @@ beforeAll(() => {
   writeFileSync(join(dir, 'engine.c'), ENGINE);
   library = join(dir, 'libspot.so');
   execFileSync('gcc', [
-    '-std=c11', '-Wall', '-Wextra', '-Werror', '-O2', '-fPIC', '-shared',
-    '-I', join(REPO_ROOT, 'engine', 'include'), '-I', join(REPO_ROOT, 'engine', 'helpers'),
-    '-o', library, join(dir, 'engine.c'), join(REPO_ROOT, 'engine', 'helpers', 'ti_helper.c'), '-lm',
+    '-std=c11',
+    '-Wall',
+    '-Wextra',
+    '-Werror',
+    '-O2',
+    '-fPIC',
+    '-shared',
+    '-I',
+    join(REPO_ROOT, 'engine', 'include'),
+    '-I',
+    join(REPO_ROOT, 'engine', 'helpers'),
+    '-o',
+    library,
+    join(dir, 'engine.c'),
+    join(REPO_ROOT, 'engine', 'helpers', 'ti_helper.c'),
+    '-lm',
   ]);
   key = keyFiles(dir).privateKeyPath;
 }, 240_000);
 
 function gate(work: string, extra: readonly string[] = [], weights: string | null = join(dir, 'weights.bin')): ReturnType<typeof runCliProcess> {
   const named = weights === null ? [] : ['--weights', weights];
-  return runCliProcess(['--gate', '--engine', library, '--bundle', join(dir, 'reference'), '--oracle', join(dir, 'oracle-f64'), ...named, '--work', join(dir, work), '--key', key, ...extra]);
+  return runCliProcess([
+    '--gate',
+    '--engine',
+    library,
+    '--bundle',
+    join(dir, 'reference'),
+    '--oracle',
+    join(dir, 'oracle-f64'),
+    ...named,
+    '--work',
+    join(dir, work),
+    '--key',
+    key,
+    ...extra,
+  ]);
 }
 
 describe('a model defined on the spot, its kit reference and a C engine built on the helper', () => {
@@ -161,7 +188,7 @@ describe('a model defined on the spot, its kit reference and a C engine built on
     expect(run.status).toBe(0);
   });
 
-  it('refuses weights outside the weights roots unless named, and named weights that are not the reference\'s (exit 2, nothing run)', () => {
+  it("refuses weights outside the weights roots unless named, and named weights that are not the reference's (exit 2, nothing run)", () => {
     // The kit wrote weights_file beside the case folder, outside the bundle: a bundle may not
     // make the gate read files outside the weights roots on its own.
     const unnamed = gate('unnamed', [], null);

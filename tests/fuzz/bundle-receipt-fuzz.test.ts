@@ -142,7 +142,6 @@ describe('receipt verification under mutated receipts', () => {
   }, 60_000);
 });
 
-
 describe('the real CLI under mutated inputs', () => {
   it('capture, gate and verify: exit 0/1 with a verdict or 2 with a named error, no stack, no hang, nothing written outside the target', async () => {
     const rng = new Rng(fuzzSeed('cli') + 2);
@@ -169,8 +168,16 @@ describe('the real CLI under mutated inputs', () => {
       const receipt = join(sandbox, 'receipt.dsse.json');
       writeFileSync(receipt, mutateBytes(readFileSync(receiptPath), rng).bytes);
       const runs: { args: string[]; target: string; exits: number[] }[] = [
-        { args: ['capture', '--engine', TOY_ENGINE, '--bundle', bundle, '--out', join(sandbox, 'out'), '--timeout', '20'], target: join(sandbox, 'out'), exits: [0, 1, 2] },
-        { args: ['--gate', '--engine', TOY_ENGINE, '--bundle', bundle, '--work', join(sandbox, 'work'), '--key', privateKeyPath, '--timeout', '20'], target: join(sandbox, 'work'), exits: [0, 1, 2] },
+        {
+          args: ['capture', '--engine', TOY_ENGINE, '--bundle', bundle, '--out', join(sandbox, 'out'), '--timeout', '20'],
+          target: join(sandbox, 'out'),
+          exits: [0, 1, 2],
+        },
+        {
+          args: ['--gate', '--engine', TOY_ENGINE, '--bundle', bundle, '--work', join(sandbox, 'work'), '--key', privateKeyPath, '--timeout', '20'],
+          target: join(sandbox, 'work'),
+          exits: [0, 1, 2],
+        },
         { args: ['verify', receipt, '--pubkey', publicKeyPath, '--subjects', bundle], target: join(sandbox, 'none'), exits: [1, 2] },
       ];
       for (const run of runs) {

@@ -111,7 +111,16 @@ export function mutateJson(root: Json, rng: Rng): { json: Json; what: string[] }
       what.push(`duplicate ${here}`);
     } else if (kind === 3) {
       const value = (parent as Record<string | number, Json>)[key] ?? null;
-      const swapped: Json = typeof value === 'number' ? String(value) : typeof value === 'string' ? (Number(value) || value.length) : Array.isArray(value) ? {} : value === null ? 0 : [value];
+      const swapped: Json =
+        typeof value === 'number'
+          ? String(value)
+          : typeof value === 'string'
+            ? Number(value) || value.length
+            : Array.isArray(value)
+              ? {}
+              : value === null
+                ? 0
+                : [value];
       (parent as Record<string | number, Json>)[key] = swapped;
       what.push(`retype ${here}`);
     } else if (kind === 4 && !Array.isArray(parent)) {

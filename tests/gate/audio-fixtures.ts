@@ -11,7 +11,11 @@ export const FRAME = 1920;
 export function speechLike(length: number): Float32Array {
   return Float32Array.from({ length }, (_, i) => {
     const t = i / 24000;
-    return 0.3 * Math.sin(2 * Math.PI * 5 * t + 2) * (0.5 * Math.sin(2 * Math.PI * 220 * t) + 0.3 * Math.sin(2 * Math.PI * 587 * t + 1) + 0.2 * Math.sin(2 * Math.PI * 1361 * t + 2));
+    return (
+      0.3 *
+      Math.sin(2 * Math.PI * 5 * t + 2) *
+      (0.5 * Math.sin(2 * Math.PI * 220 * t) + 0.3 * Math.sin(2 * Math.PI * 587 * t + 1) + 0.2 * Math.sin(2 * Math.PI * 1361 * t + 2))
+    );
   });
 }
 
@@ -33,7 +37,14 @@ export const STREAM_CONTRACT: Contract = {
   oracle_rel: null,
   nan_policy: 'positions',
   signed_zero: 'ignore',
-  derivation: { storage_dtype: 'F32', accumulation_dtype: 'F32', accumulation_length: 1, reduction_order: 'none', formula: 'test', allowed_differences: 'test' },
+  derivation: {
+    storage_dtype: 'F32',
+    accumulation_dtype: 'F32',
+    accumulation_length: 1,
+    reduction_order: 'none',
+    formula: 'test',
+    allowed_differences: 'test',
+  },
   audio: {
     max_esr: null,
     min_snr_db: null,

@@ -32,7 +32,17 @@ describe('the stream of a PCM boundary (judgeCase)', () => {
     const { referenceDir, nativeDir } = writeDriftingDelayCase(tempDir('audio-stream'));
     const [referenceBundle_, nativeBundle] = await Promise.all([openBundle(referenceDir), openBundle(nativeDir)]);
     try {
-      const judged = await judgeCase({ caseId: 'pcm', reference: referenceBundle_, native: nativeBundle, oracle: null, description: PCM_DESCRIPTION, ledger: [], stop: null, nativeUnreadable: null, contracts: {} });
+      const judged = await judgeCase({
+        caseId: 'pcm',
+        reference: referenceBundle_,
+        native: nativeBundle,
+        oracle: null,
+        description: PCM_DESCRIPTION,
+        ledger: [],
+        stop: null,
+        nativeUnreadable: null,
+        contracts: {},
+      });
       // Each record on its own: exact, or delayed by 2 with nothing left after alignment.
       expect(judged.verdicts.map((row) => row.reference?.audio?.passed)).toEqual([true, true]);
       expect(judged.verdicts[1]?.reference?.audio?.metrics).toMatchObject({ nullOffset: 2, nullResidualDbfs: Number.NEGATIVE_INFINITY });
@@ -111,7 +121,9 @@ async function boundedSpeechCopy(root: string): Promise<string> {
 async function gateSpeech(label: string, engineOptions: Record<string, string>): Promise<GateResult> {
   const root = tempDir(label);
   const referenceDir = await boundedSpeechCopy(root);
-  return runGate(gateOptions({ library: REFERENCE_ENGINE, cases: [{ referenceDir, oracleDir: oracleBundle('speech') }], workDir: join(root, 'work'), engineOptions }));
+  return runGate(
+    gateOptions({ library: REFERENCE_ENGINE, cases: [{ referenceDir, oracleDir: oracleBundle('speech') }], workDir: join(root, 'work'), engineOptions }),
+  );
 }
 
 const pcmRows = (result: GateResult): BoundaryVerdict[] => result.cases.flatMap((item) => item.verdicts).filter((row) => row.boundary === 'detok.pcm');
@@ -162,7 +174,9 @@ describe('the gate on a copy of the speech case with audio bounds', () => {
     const stream = result.cases[0]?.audio ?? [];
     expect(stream).toHaveLength(1);
     expect(stream[0]).toMatchObject({ boundary: 'detok.pcm', passRange: STREAM_PASSES, samples: STREAM_SAMPLES, passed: true, violations: [] });
-    expect(formatHumanReport(result)).toMatch(new RegExp(`^audio {4}speech detok\\.pcm passes ${STREAM_PASSES} \\(${STREAM_SAMPLES} samples\\): PASS — ESR `, 'm'));
+    expect(formatHumanReport(result)).toMatch(
+      new RegExp(`^audio {4}speech detok\\.pcm passes ${STREAM_PASSES} \\(${STREAM_SAMPLES} samples\\): PASS — ESR `, 'm'),
+    );
     const predicate = gateReceiptPredicate(result) as { cases: { audio: { passes: string; passed: boolean }[] }[] };
     expect(predicate.cases[0]?.audio).toMatchObject([{ passes: STREAM_PASSES, passed: true }]);
     expect(JSON.parse(serializeGateResult(result)).cases[0].audio[0].bounds.max_mr_stft).toBeNull();
@@ -180,7 +194,9 @@ describe('the gate on a copy of the speech case with audio bounds', () => {
     expect(rows.map((row) => `${row.verdict} ${row.kind}`)).toEqual(new Array(SPEECH_PCM.records.length).fill('FAIL audio'));
     const last = rows.find((row) => row.pass === LAST_PCM_PASS);
     expect(last?.reason).toMatch(
-      new RegExp(`; and the audio stream of detok\\.pcm over passes ${STREAM_PASSES} \\(${STREAM_SAMPLES} samples\\): ESR \\S+ exceeds max_esr \\S+; SNR \\S+ dB is below min_snr_db`),
+      new RegExp(
+        `; and the audio stream of detok\\.pcm over passes ${STREAM_PASSES} \\(${STREAM_SAMPLES} samples\\): ESR \\S+ exceeds max_esr \\S+; SNR \\S+ dB is below min_snr_db`,
+      ),
     );
     const first = rows.find((row) => row.pass === FIRST_PCM_PASS);
     expect(first?.reason).toMatch(/audio of this record \(1440 samples\): ESR \S+ exceeds max_esr/);

@@ -172,7 +172,9 @@ describe('the gate with evidence changed after the open', () => {
     const root = tempDir('pins-gate-after');
     const toy = writeToyCase(root);
     await settle();
-    const result = await runGate(gateOptions({ library: TOY_ENGINE, cases: [{ referenceDir: toy.referenceDir, oracleDir: null }], workDir: join(root, 'work') }));
+    const result = await runGate(
+      gateOptions({ library: TOY_ENGINE, cases: [{ referenceDir: toy.referenceDir, oracleDir: null }], workDir: join(root, 'work') }),
+    );
     expect(result.seals.lines[0]).toBe('FIDELITY: INCOMPLETE');
     expect(await evidenceChangedDuringRun(result)).toBeNull();
     const reference = await openBundle(toy.referenceDir, { verify: 'none' });
@@ -199,7 +201,19 @@ describe('the gate with evidence changed after the open', () => {
     const { privateKeyPath } = keyFiles(root);
     await settle();
     const work = join(root, 'work');
-    const gate = startCapture(['--gate', '--engine', join(TESTLIB_DIR, 'libhang_engine.so'), '--bundle', referenceDir, '--work', work, '--key', privateKeyPath, '--timeout', '3']);
+    const gate = startCapture([
+      '--gate',
+      '--engine',
+      join(TESTLIB_DIR, 'libhang_engine.so'),
+      '--bundle',
+      referenceDir,
+      '--work',
+      work,
+      '--key',
+      privateKeyPath,
+      '--timeout',
+      '3',
+    ]);
     const journal = join(work, 'toy', 'native', 'capture.journal.jsonl');
     const deadline = Date.now() + 30_000;
     while (!(existsSync(journal) && readFileSync(journal, 'utf8').includes('"t":"pass_begin","pass":1')) && Date.now() < deadline) await sleep(20);

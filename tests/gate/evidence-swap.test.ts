@@ -21,13 +21,29 @@ function tamper(file: string): void {
 }
 
 /** Runs the gate with the hang engine and calls `change` while pass 1 hangs (3 s watchdog). */
-async function gateChangedMidRun(change: (layout: { referenceDir: string; weights: string }) => void): Promise<{ code: number | null; stderr: string; work: string; json: string }> {
+async function gateChangedMidRun(
+  change: (layout: { referenceDir: string; weights: string }) => void,
+): Promise<{ code: number | null; stderr: string; work: string; json: string }> {
   const root = tempDir('swap');
   const { referenceDir } = writeToyCase(join(root, 'case'), { passes: 3 });
   const { privateKeyPath } = keyFiles(root);
   const work = join(root, 'work');
   const json = join(root, 'gate.json');
-  const gate = startCapture(['--gate', '--engine', join(TESTLIB_DIR, 'libhang_engine.so'), '--bundle', referenceDir, '--work', work, '--key', privateKeyPath, '--json', json, '--timeout', '3']);
+  const gate = startCapture([
+    '--gate',
+    '--engine',
+    join(TESTLIB_DIR, 'libhang_engine.so'),
+    '--bundle',
+    referenceDir,
+    '--work',
+    work,
+    '--key',
+    privateKeyPath,
+    '--json',
+    json,
+    '--timeout',
+    '3',
+  ]);
   const journal = join(work, 'toy', 'native', 'capture.journal.jsonl');
   const deadline = Date.now() + 30_000;
   while (!(existsSync(journal) && readFileSync(journal, 'utf8').includes('"t":"pass_begin","pass":1')) && Date.now() < deadline) await sleep(20);
@@ -59,7 +75,21 @@ describe('a reference pass file swapped while the gate runs', () => {
     const work = join(root, 'work');
     const json = join(root, 'gate.json');
     // The hang engine spins in decode pass 1 until the watchdog (3 s): the window for the swap.
-    const gate = startCapture(['--gate', '--engine', join(TESTLIB_DIR, 'libhang_engine.so'), '--bundle', referenceDir, '--work', work, '--key', privateKeyPath, '--json', json, '--timeout', '3']);
+    const gate = startCapture([
+      '--gate',
+      '--engine',
+      join(TESTLIB_DIR, 'libhang_engine.so'),
+      '--bundle',
+      referenceDir,
+      '--work',
+      work,
+      '--key',
+      privateKeyPath,
+      '--json',
+      json,
+      '--timeout',
+      '3',
+    ]);
     const journal = join(work, 'toy', 'native', 'capture.journal.jsonl');
     const deadline = Date.now() + 30_000;
     while (!(existsSync(journal) && readFileSync(journal, 'utf8').includes('"t":"pass_begin","pass":1')) && Date.now() < deadline) await sleep(20);

@@ -185,9 +185,9 @@ describe('every reference and oracle digest is verified before the engine runs',
         (manifest.passes[1]?.boundaries[1] as { sha256: string }).sha256 = 'f'.repeat(64);
       });
       const work = join(root, 'work');
-      const failure = await runGate(gateOptions({ library: TOY_ENGINE, cases: [{ referenceDir: toy.referenceDir, oracleDir: toy.oracleDir }], workDir: work })).catch(
-        (error: unknown) => error,
-      );
+      const failure = await runGate(
+        gateOptions({ library: TOY_ENGINE, cases: [{ referenceDir: toy.referenceDir, oracleDir: toy.oracleDir }], workDir: work }),
+      ).catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(InputError);
       expect((failure as Error).message).toContain('pass-001.safetensors');
       expect((failure as Error).message).toContain('passes[1].boundaries[1].sha256');
@@ -217,7 +217,9 @@ describe('every reference and oracle digest is verified before the engine runs',
     await copyBundle(oracleBundle('speech'), join(root, 'speech', 'oracle-f64'));
     let where = '';
     editManifest(referenceDir, (manifest) => {
-      const pass = manifest.passes.findLast((candidate) => candidate.boundaries.some((boundary) => boundary.name === 'detok.pcm')) as BundleManifest['passes'][number];
+      const pass = manifest.passes.findLast((candidate) =>
+        candidate.boundaries.some((boundary) => boundary.name === 'detok.pcm'),
+      ) as BundleManifest['passes'][number];
       const index = pass.boundaries.findIndex((boundary) => boundary.name === 'detok.pcm');
       (pass.boundaries[index] as { sha256: string }).sha256 = '0'.repeat(64);
       where = `passes[${pass.index}].boundaries[${index}].sha256`;
@@ -226,7 +228,10 @@ describe('every reference and oracle digest is verified before the engine runs',
     const work = join(root, 'work');
     const receipt = join(root, 'receipt.dsse.json');
     const io = recordingIO(root);
-    const code = await runCli(['--gate', '--engine', REFERENCE_ENGINE, '--bundle', referenceDir, '--work', work, '--receipt', receipt, '--key', keys.privateKeyPath], io);
+    const code = await runCli(
+      ['--gate', '--engine', REFERENCE_ENGINE, '--bundle', referenceDir, '--work', work, '--receipt', receipt, '--key', keys.privateKeyPath],
+      io,
+    );
     const stderr = io.err.join('');
     expect(code).toBe(2);
     expect(stderr).toContain(where);
@@ -282,9 +287,9 @@ describe("the reference's own padding past `valid` keeps its declared policy", (
       const root = tempDir(`fc-padding-${side}`);
       const toy = writeToyCase(root, { oracle: true, ...(side === 'reference' ? { editReference: nonZeroPadding } : { editOracle: nonZeroPadding }) });
       const work = join(root, 'work');
-      const failure = await runGate(gateOptions({ library: TOY_ENGINE, cases: [{ referenceDir: toy.referenceDir, oracleDir: toy.oracleDir }], workDir: work })).catch(
-        (error: unknown) => error,
-      );
+      const failure = await runGate(
+        gateOptions({ library: TOY_ENGINE, cases: [{ referenceDir: toy.referenceDir, oracleDir: toy.oracleDir }], workDir: work }),
+      ).catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(InputError);
       const message = (failure as Error).message;
       expect(message).toContain('passes[0].boundaries[0].valid');
@@ -305,17 +310,21 @@ describe("the reference's own padding past `valid` keeps its declared policy", (
     const { pass: padPass } = spot;
     const validLength = spot.pcm.valid.length;
     const at = validLength + 60;
-    const setSample = (value: number) => (pass: number, boundary: string, data: Uint8Array): Uint8Array | null => {
-      if (pass !== padPass || boundary !== 'detok.pcm') return null;
-      const copy = data.slice();
-      new DataView(copy.buffer).setFloat32(at * 4, value, true);
-      return copy;
-    };
+    const setSample =
+      (value: number) =>
+      (pass: number, boundary: string, data: Uint8Array): Uint8Array | null => {
+        if (pass !== padPass || boundary !== 'detok.pcm') return null;
+        const copy = data.slice();
+        new DataView(copy.buffer).setFloat32(at * 4, value, true);
+        return copy;
+      };
     const broken = await copyBundle(referenceBundle('speech'), join(root, 'broken'), setSample(0.25));
     const failure = await openBundle(broken, { checkPadding: true }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(BundleError);
     expect((failure as BundleError).code).toBe('E_PADDING');
-    expect((failure as BundleError).message).toContain(`boundary "detok.pcm" of pass ${padPass}: element [${at}] is 0.25, past the valid length ${validLength} on axis 0`);
+    expect((failure as BundleError).message).toContain(
+      `boundary "detok.pcm" of pass ${padPass}: element [${at}] is 0.25, past the valid length ${validLength} on axis 0`,
+    );
 
     const negativeZero = await copyBundle(referenceBundle('speech'), join(root, 'negative-zero'), setSample(-0));
     const bundle = await openBundle(negativeZero, { checkPadding: true });

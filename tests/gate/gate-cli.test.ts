@@ -130,7 +130,19 @@ describe('a crashing engine', () => {
     const toy = writeToyCase(root, { oracle: true });
     const keys = keyFiles(root);
     const receipt = join(root, 'out', 'crash.dsse.json');
-    const run = gateCli(['--gate', '--engine', SEGV_ENGINE, '--bundle', toy.referenceDir, '--work', join(root, 'work'), '--key', keys.privateKeyPath, '--receipt', receipt]);
+    const run = gateCli([
+      '--gate',
+      '--engine',
+      SEGV_ENGINE,
+      '--bundle',
+      toy.referenceDir,
+      '--work',
+      join(root, 'work'),
+      '--key',
+      keys.privateKeyPath,
+      '--receipt',
+      receipt,
+    ]);
     expect(run.status).toBe(1);
     expect(lastLines(run.stdout, 2)).toEqual(['FIDELITY: FAIL', 'OVERALL: FAIL reason=engine_crashed']);
     expect(run.stdout).toContain('first divergence: case toy, pass 1 / toy.token');
@@ -165,7 +177,9 @@ describe('GitHub Actions', () => {
     const annotations = run.stdout.split('\n').filter((line) => line.startsWith('::'));
     expect(annotations.length).toBeGreaterThan(0);
     const first = annotations[0] as string;
-    expect(first.startsWith('::error file=toy%3Aa%2Cb/reference/manifest.json,title=FAIL pass 1 / toy.mix (case toy%3Aa%2Cb)::first divergence: value: ')).toBe(true);
+    expect(first.startsWith('::error file=toy%3Aa%2Cb/reference/manifest.json,title=FAIL pass 1 / toy.mix (case toy%3Aa%2Cb)::first divergence: value: ')).toBe(
+      true,
+    );
     expect(first).toContain('(25.0%25)');
     expect(first).not.toMatch(/[^%]%(?![0-9A-F]{2})/);
     // The seals stay the last lines even with annotations printed.
@@ -186,7 +200,11 @@ describe('bad usage is exit 2 and touches nothing', () => {
 
   it.each([
     ['an unknown flag', ['--frobnicate'], /--frobnicate/],
-    ['--oracle with several --bundle', ['--bundle', toy.referenceDir, '--bundle', other.referenceDir, '--oracle', toy.oracleDir as string], /--oracle names the oracle of one --bundle/],
+    [
+      '--oracle with several --bundle',
+      ['--bundle', toy.referenceDir, '--bundle', other.referenceDir, '--oracle', toy.oracleDir as string],
+      /--oracle names the oracle of one --bundle/,
+    ],
     ['--oracle without --bundle', ['--oracle', toy.oracleDir as string], /--oracle/],
     ['a --timeout that is no number', ['--bundle', toy.referenceDir, '--timeout', 'soon'], /--timeout/],
     ['--isolation that is neither', ['--bundle', toy.referenceDir, '--isolation', 'container'], /--isolation/],
@@ -217,7 +235,11 @@ describe('bad usage is exit 2 and touches nothing', () => {
     const ledger = join(root, 'typo-ledger.json');
     writeFileSync(
       ledger,
-      JSON.stringify({ schema: 'trace-inspector.known-gaps', schema_version: 1, known_gaps: [{ id: 'KG-TYPO', boundary: 'toy.mixx', reason: 'r', reopen_evidence: 'e' }] }),
+      JSON.stringify({
+        schema: 'trace-inspector.known-gaps',
+        schema_version: 1,
+        known_gaps: [{ id: 'KG-TYPO', boundary: 'toy.mixx', reason: 'r', reopen_evidence: 'e' }],
+      }),
     );
     const work = join(tempDir('cli-usage-ledger'), 'work');
     const run = gateCli([...base, '--bundle', toy.referenceDir, '--ledger', ledger, '--work', work]);

@@ -29,13 +29,16 @@ describe('trace-inspector --gate (in process)', () => {
     expect(io.out.join('').trimEnd().split('\n').slice(-2)).toEqual(['FIDELITY: OK', 'OVERALL: PASSED']);
   });
 
-  it('in a log: plain lines, one per pass; the exit code is the seals\' (gaps pass, --strict fails)', async () => {
+  it("in a log: plain lines, one per pass; the exit code is the seals' (gaps pass, --strict fails)", async () => {
     const root = tempDir('cmd-log');
     const toy = writeToyCase(root); // no oracle: a gap
     const keys = keyFiles(root);
     const io = recordingIO(root);
     const json = join(root, 'gate.json');
-    const code = await runCli(['--gate', '--engine', TOY_ENGINE, '--bundle', toy.referenceDir, '--work', join(root, 'work'), '--key', keys.privateKeyPath, '--json', json], io);
+    const code = await runCli(
+      ['--gate', '--engine', TOY_ENGINE, '--bundle', toy.referenceDir, '--work', join(root, 'work'), '--key', keys.privateKeyPath, '--json', json],
+      io,
+    );
     expect(code).toBe(0);
     const stderr = io.err.join('');
     expect(stderr).not.toContain('\r');
@@ -46,9 +49,16 @@ describe('trace-inspector --gate (in process)', () => {
     expect(existsSync(join(root, 'work', 'receipt.dsse.json'))).toBe(true);
 
     const strictIo = recordingIO(root);
-    const strict = await runCli(['--gate', '--strict', '--engine', TOY_ENGINE, '--bundle', toy.referenceDir, '--work', join(root, 'work-strict'), '--key', keys.privateKeyPath], strictIo);
+    const strict = await runCli(
+      ['--gate', '--strict', '--engine', TOY_ENGINE, '--bundle', toy.referenceDir, '--work', join(root, 'work-strict'), '--key', keys.privateKeyPath],
+      strictIo,
+    );
     expect(strict).toBe(1);
-    expect(strictIo.out.join('').trimEnd().split('\n').slice(-3)).toEqual(['FIDELITY: INCOMPLETE', 'OVERALL: FAIL reason=strict_gaps', 'GAP: oracle_absent:toy']);
+    expect(strictIo.out.join('').trimEnd().split('\n').slice(-3)).toEqual([
+      'FIDELITY: INCOMPLETE',
+      'OVERALL: FAIL reason=strict_gaps',
+      'GAP: oracle_absent:toy',
+    ]);
   });
 
   it('uses the sibling oracle-f64 of a --bundle, and --oracle overrides it', async () => {
@@ -57,7 +67,12 @@ describe('trace-inspector --gate (in process)', () => {
     const keys = keyFiles(root);
     const io = recordingIO(root);
     const json = join(root, 'gate.json');
-    expect(await runCli(['--gate', '--engine', TOY_ENGINE, '--bundle', toy.referenceDir, '--work', join(root, 'work'), '--key', keys.privateKeyPath, '--json', json], io)).toBe(0);
+    expect(
+      await runCli(
+        ['--gate', '--engine', TOY_ENGINE, '--bundle', toy.referenceDir, '--work', join(root, 'work'), '--key', keys.privateKeyPath, '--json', json],
+        io,
+      ),
+    ).toBe(0);
     const result = JSON.parse(readFileSync(json, 'utf8')) as GateResult;
     expect(result.cases[0]?.oracle?.dir).toBe(toy.oracleDir);
     expect(result.seals.fidelity).toBe('OK');

@@ -25,7 +25,9 @@ const bump: TensorEdit = (pass, boundary, data) => {
 };
 
 const notPassing = (result: GateResult): string[] =>
-  result.cases.flatMap((item) => item.verdicts.filter((row) => row.verdict !== 'PASS').map((row) => `${row.verdict} ${row.kind} pass ${row.pass} ${row.boundary}`));
+  result.cases.flatMap((item) =>
+    item.verdicts.filter((row) => row.verdict !== 'PASS').map((row) => `${row.verdict} ${row.kind} pass ${row.pass} ${row.boundary}`),
+  );
 
 describe('greedy with one tensor changed', () => {
   it('changed in the reference and the oracle: FAIL at pass 3 / backbone.l2.out and nowhere else', async () => {
@@ -44,7 +46,9 @@ describe('greedy with one tensor changed', () => {
   it('changed in the reference only: the oracles disagree there, REVIEW_REQUIRED', async () => {
     const root = tempDir('greedy-review');
     const referenceDir = await copyBundle(referenceBundle('greedy'), join(root, 'greedy', 'reference'), bump);
-    const result = await runGate(gateOptions({ library: REFERENCE_ENGINE, cases: [{ referenceDir, oracleDir: oracleBundle('greedy') }], workDir: join(root, 'work') }));
+    const result = await runGate(
+      gateOptions({ library: REFERENCE_ENGINE, cases: [{ referenceDir, oracleDir: oracleBundle('greedy') }], workDir: join(root, 'work') }),
+    );
     expect(notPassing(result)).toEqual([`REVIEW_REQUIRED value pass ${PASS_INDEX} ${BOUNDARY}`]);
     expect(result.seals.lines).toEqual(['FIDELITY: INCOMPLETE', 'OVERALL: FAIL reason=review_required']);
   });

@@ -31,7 +31,9 @@ import { InputError } from '../../main/core/io/input-error.ts';
 beforeAll(requireBuiltHost);
 afterAll(removeTempDirs);
 
-async function gateToy(spec: ToyCaseSpec & { library?: string; strict?: boolean; engineOptions?: Record<string, string>; ledgerFile?: string | null } = {}): Promise<GateResult> {
+async function gateToy(
+  spec: ToyCaseSpec & { library?: string; strict?: boolean; engineOptions?: Record<string, string>; ledgerFile?: string | null } = {},
+): Promise<GateResult> {
   const root = tempDir('toy');
   const toy = writeToyCase(root, spec);
   return runGate(
@@ -52,7 +54,10 @@ const at = (result: GateResult, pass: number, boundary: string): BoundaryVerdict
   if (found === undefined) throw new Error(`no row pass ${pass} ${boundary}`);
   return found;
 };
-const notPassing = (result: GateResult): string[] => rows(result).filter((row) => row.verdict !== 'PASS').map((row) => `${row.verdict} ${row.pass} ${row.boundary}`);
+const notPassing = (result: GateResult): string[] =>
+  rows(result)
+    .filter((row) => row.verdict !== 'PASS')
+    .map((row) => `${row.verdict} ${row.pass} ${row.boundary}`);
 const firstDivergence = (result: GateResult): BoundaryVerdict | null => {
   const ref = result.firstDivergence;
   return ref === null ? null : (result.cases.find((item) => item.id === ref.case)?.verdicts[ref.index] ?? null);
@@ -66,7 +71,11 @@ describe('clean runs', () => {
     expect(result.counts.PASS).toBe(9);
     expect(result.compared).toBe(9);
     expect(rows(result).every((row) => row.oracleSide === 'compared' && row.oracle?.passed)).toBe(true);
-    expect(rows(result).map((row) => `${row.pass} ${row.boundary}`).slice(0, 3)).toEqual(['0 toy.embed', '0 toy.mix', '0 toy.token']);
+    expect(
+      rows(result)
+        .map((row) => `${row.pass} ${row.boundary}`)
+        .slice(0, 3),
+    ).toEqual(['0 toy.embed', '0 toy.mix', '0 toy.token']);
     expect(result.cases[0]?.run.outcome.status).toBe('completed');
     expect(result.engine.catalogue).toEqual(['toy.embed', 'toy.mix', 'toy.token']);
   });
@@ -90,7 +99,13 @@ describe('teacher forcing and layer isolation are passed through to the capture'
     const root = tempDir('toy-forced');
     const toy = writeToyCase(root, { oracle: true });
     const result = await runGate(
-      gateOptions({ library: TOY_ENGINE, cases: [{ referenceDir: toy.referenceDir, oracleDir: toy.oracleDir }], workDir: join(root, 'work'), teacherForce: true, isolate: true }),
+      gateOptions({
+        library: TOY_ENGINE,
+        cases: [{ referenceDir: toy.referenceDir, oracleDir: toy.oracleDir }],
+        workDir: join(root, 'work'),
+        teacherForce: true,
+        isolate: true,
+      }),
     );
     expect(result.options).toMatchObject({ teacherForce: true, isolate: true });
     expect(result.cases[0]?.teacherForcing?.boundaries).toContain('toy.token');
@@ -158,7 +173,9 @@ describe('failures are caught where they first show', () => {
     );
     expect(error).toBeInstanceOf(InputError);
     const message = (error as Error).message;
-    expect(message).toMatch(/oracle \S+manifest\.json does not store its boundaries as the reference \S+ does \(1 boundary records\); an oracle stores each boundary in the dtype the reference/);
+    expect(message).toMatch(
+      /oracle \S+manifest\.json does not store its boundaries as the reference \S+ does \(1 boundary records\); an oracle stores each boundary in the dtype the reference/,
+    );
     expect(message).toContain('pass 1 "toy.mix": the oracle stores F64 [1, 4], the reference declares F32 [1, 4]');
   });
 });
@@ -196,7 +213,9 @@ describe('the known-gap ledger', () => {
     const root = tempDir('toy-ledger-file');
     const toy = writeToyCase(root, { oracle: true });
     writeFileSync(join(toy.caseDir, 'known-gaps.json'), JSON.stringify({ schema: 'trace-inspector.known-gaps', schema_version: 1, known_gaps: knownMix }));
-    const result = await runGate(gateOptions({ library: TOY_ENGINE, cases: [{ referenceDir: toy.referenceDir, oracleDir: toy.oracleDir }], workDir: join(root, 'work') }));
+    const result = await runGate(
+      gateOptions({ library: TOY_ENGINE, cases: [{ referenceDir: toy.referenceDir, oracleDir: toy.oracleDir }], workDir: join(root, 'work') }),
+    );
     expect(notPassing(result)).toEqual(['REVIEW_REQUIRED 1 toy.mix']);
     expect(at(result, 1, 'toy.mix').reason).toContain('KG-TOY-MIX now passes');
     expect(result.seals.lines.slice(0, 2)).toEqual(['FIDELITY: INCOMPLETE', 'OVERALL: FAIL reason=review_required']);
@@ -208,9 +227,9 @@ describe('the known-gap ledger', () => {
     const ledger = join(root, 'policy.json');
     writeFileSync(ledger, JSON.stringify({ schema: 'trace-inspector.known-gaps', schema_version: 1, known_gaps: [{ ...knownMix[0], boundary: 'toy.mixer' }] }));
     const work = join(root, 'work');
-    const error = await runGate(gateOptions({ library: TOY_ENGINE, cases: [{ referenceDir: toy.referenceDir, oracleDir: null }], workDir: work, ledgerFile: ledger })).catch(
-      (caught: unknown) => caught,
-    );
+    const error = await runGate(
+      gateOptions({ library: TOY_ENGINE, cases: [{ referenceDir: toy.referenceDir, oracleDir: null }], workDir: work, ledgerFile: ledger }),
+    ).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(InputError);
     expect((error as Error).message).toContain(ledger);
     expect((error as Error).message).toContain('KG-TOY-MIX');
@@ -293,9 +312,9 @@ describe('invalid input stops the gate before the engine runs', () => {
     const bytes = readFileSync(file);
     bytes.writeUInt8(bytes.readUInt8(bytes.length - 1) ^ 0x01, bytes.length - 1);
     writeFileSync(file, bytes);
-    await expect(runGate(gateOptions({ library: TOY_ENGINE, cases: [{ referenceDir: toy.referenceDir, oracleDir: null }], workDir: join(root, 'work') }))).rejects.toThrow(
-      /pass-001\.safetensors.*sha256/s,
-    );
+    await expect(
+      runGate(gateOptions({ library: TOY_ENGINE, cases: [{ referenceDir: toy.referenceDir, oracleDir: null }], workDir: join(root, 'work') })),
+    ).rejects.toThrow(/pass-001\.safetensors.*sha256/s);
   });
 
   it('an oracle of another case, a library that is no engine, a work folder already used', async () => {
@@ -304,12 +323,21 @@ describe('invalid input stops the gate before the engine runs', () => {
     const other = writeToyCase(root, { caseId: 'other', oracle: true });
     const base = { library: TOY_ENGINE, workDir: join(root, 'work') };
     await expect(runGate(gateOptions({ ...base, cases: [{ referenceDir: toy.referenceDir, oracleDir: other.oracleDir }] }))).rejects.toThrow(/is case "other"/);
-    await expect(runGate(gateOptions({ ...base, library: testlib('not_an_engine'), cases: [{ referenceDir: toy.referenceDir, oracleDir: null }] }))).rejects.toBeInstanceOf(
-      InputError,
+    await expect(
+      runGate(gateOptions({ ...base, library: testlib('not_an_engine'), cases: [{ referenceDir: toy.referenceDir, oracleDir: null }] })),
+    ).rejects.toBeInstanceOf(InputError);
+    await expect(runGate(gateOptions({ ...base, cases: [{ referenceDir: toy.referenceDir, oracleDir: toy.referenceDir }] }))).rejects.toThrow(
+      /expected "oracle-f64"/,
     );
-    await expect(runGate(gateOptions({ ...base, cases: [{ referenceDir: toy.referenceDir, oracleDir: toy.referenceDir }] }))).rejects.toThrow(/expected "oracle-f64"/);
     const used = join(root, 'used');
-    writeBundle(join(used, 'toy', 'native'), { kind: 'reference', caseId: 'x', weightsFile: 'w', weightsSha256: dummyWeights(root).sha256, inputs: [], passes: [] });
+    writeBundle(join(used, 'toy', 'native'), {
+      kind: 'reference',
+      caseId: 'x',
+      weightsFile: 'w',
+      weightsSha256: dummyWeights(root).sha256,
+      inputs: [],
+      passes: [],
+    });
     await expect(runGate(gateOptions({ ...base, workDir: used, cases: [{ referenceDir: toy.referenceDir, oracleDir: null }] }))).rejects.toThrow(/not empty/);
   });
 });
@@ -336,10 +364,27 @@ describe('judgeCase', () => {
     const passes = toyPasses();
     passes[1]?.boundaries.splice(1, 1); // no toy.mix in pass 1
     const weights = dummyWeights(root);
-    const nativeDir = writeBundle(join(root, 'native'), { kind: 'native', caseId: 'toy', weightsFile: weights.file, weightsSha256: weights.sha256, inputs: [], passes });
+    const nativeDir = writeBundle(join(root, 'native'), {
+      kind: 'native',
+      caseId: 'toy',
+      weightsFile: weights.file,
+      weightsSha256: weights.sha256,
+      inputs: [],
+      passes,
+    });
     const [reference, native] = await Promise.all([openBundle(toy.referenceDir), openBundle(nativeDir)]);
     try {
-      const judged = await judgeCase({ caseId: 'toy', reference, native, oracle: null, description: TOY_DESCRIPTION, ledger: [], stop: null, nativeUnreadable: null, contracts: {} });
+      const judged = await judgeCase({
+        caseId: 'toy',
+        reference,
+        native,
+        oracle: null,
+        description: TOY_DESCRIPTION,
+        ledger: [],
+        stop: null,
+        nativeUnreadable: null,
+        contracts: {},
+      });
       const missing = judged.verdicts.filter((row) => row.verdict !== 'PASS');
       expect(missing.map((row) => `${row.verdict} ${row.kind} ${row.pass} ${row.boundary}`)).toEqual(['FAIL missing 1 toy.mix']);
       expect(judged.compared).toBe(8);
@@ -352,14 +397,31 @@ describe('judgeCase', () => {
     const root = tempDir('judge-unreadable');
     const toy = writeToyCase(root);
     const weights = dummyWeights(root);
-    const nativeDir = writeBundle(join(root, 'native'), { kind: 'native', caseId: 'toy', weightsFile: weights.file, weightsSha256: weights.sha256, inputs: [], passes: toyPasses() });
+    const nativeDir = writeBundle(join(root, 'native'), {
+      kind: 'native',
+      caseId: 'toy',
+      weightsFile: weights.file,
+      weightsSha256: weights.sha256,
+      inputs: [],
+      passes: toyPasses(),
+    });
     const [reference, native] = await Promise.all([openBundle(toy.referenceDir), openBundle(nativeDir)]);
     try {
       const file = join(nativeDir, 'pass-002.safetensors');
       const bytes = readFileSync(file);
       bytes.writeUInt8(bytes.readUInt8(bytes.length - 1) ^ 0x40, bytes.length - 1); // the last tensor's last byte: same size, different digest
       writeFileSync(file, bytes);
-      const judged = await judgeCase({ caseId: 'toy', reference, native, oracle: null, description: TOY_DESCRIPTION, ledger: [], stop: null, nativeUnreadable: null, contracts: {} });
+      const judged = await judgeCase({
+        caseId: 'toy',
+        reference,
+        native,
+        oracle: null,
+        description: TOY_DESCRIPTION,
+        ledger: [],
+        stop: null,
+        nativeUnreadable: null,
+        contracts: {},
+      });
       const bad = judged.verdicts.filter((row) => row.verdict !== 'PASS');
       expect(bad).toHaveLength(1);
       expect(bad[0]).toMatchObject({ verdict: 'FAIL', kind: 'unreadable', pass: 2 });

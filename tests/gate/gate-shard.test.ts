@@ -46,7 +46,8 @@ async function merge(files: readonly string[], extra: readonly string[] = ['--ke
 const signed = (run: Run): string[] => [run.json, run.receipt];
 
 const read = (file: string): GateResult => JSON.parse(readFileSync(file, 'utf8')) as GateResult;
-const rowsOf = (result: GateResult): string[] => result.cases.flatMap((item) => item.verdicts.map((row) => `${row.case} ${row.pass} ${row.boundary} ${row.verdict}`));
+const rowsOf = (result: GateResult): string[] =>
+  result.cases.flatMap((item) => item.verdicts.map((row) => `${row.case} ${row.pass} ${row.boundary} ${row.verdict}`));
 
 let whole: Run;
 let shard1: Run;
@@ -189,7 +190,9 @@ describe('trace-inspector merge', () => {
     writeFileSync(otherEvidence, JSON.stringify(result));
     const merged = await merge([...signed(shard1), otherEvidence, shard2.receipt]);
     expect(merged.code).toBe(1);
-    expect(merged.out).toContain(`SHARD: shard 2/2 (${otherEvidence}): its receipt ${shard2.receipt} signs other evidence than the result judged (subjects differ:`);
+    expect(merged.out).toContain(
+      `SHARD: shard 2/2 (${otherEvidence}): its receipt ${shard2.receipt} signs other evidence than the result judged (subjects differ:`,
+    );
     expect(existsSync(merged.receipt)).toBe(false);
 
     const edited = JSON.parse(readFileSync(shard1.json, 'utf8')) as { cases: { verdicts: { verdict: string }[] }[] };

@@ -33,7 +33,13 @@ function decodeEntities(raw: string, at: number): string {
     const hex = /^#x([0-9A-Fa-f]+)$/.exec(body);
     const dec = /^#([0-9]+)$/.exec(body);
     const code = hex ? Number.parseInt(hex[1] as string, 16) : dec ? Number.parseInt(dec[1] as string, 10) : Number.NaN;
-    const allowed = code === 0x9 || code === 0xa || code === 0xd || (code >= 0x20 && code <= 0xd7ff) || (code >= 0xe000 && code <= 0xfffd) || (code >= 0x10000 && code <= 0x10ffff);
+    const allowed =
+      code === 0x9 ||
+      code === 0xa ||
+      code === 0xd ||
+      (code >= 0x20 && code <= 0xd7ff) ||
+      (code >= 0xe000 && code <= 0xfffd) ||
+      (code >= 0x10000 && code <= 0x10ffff);
     if (!allowed) throw new Error(`XML: bad entity "&${body};" near offset ${at}`);
     return String.fromCodePoint(code);
   });

@@ -40,7 +40,19 @@ describe.skipIf(!mounted)('reports on a full disk', () => {
     // Fill what is left of the disk so the report cannot fit.
     spawnSync('sh', ['-c', `head -c 60000 /dev/urandom > ${join(disk, 'filler')}`]);
     const json = join(disk, 'gate.json');
-    const args = (work: string): string[] => ['--gate', '--engine', join(TESTLIB_DIR, 'libtoy_engine.so'), '--bundle', referenceDir, '--work', join(root, work), '--key', privateKeyPath, '--json', json];
+    const args = (work: string): string[] => [
+      '--gate',
+      '--engine',
+      join(TESTLIB_DIR, 'libtoy_engine.so'),
+      '--bundle',
+      referenceDir,
+      '--work',
+      join(root, work),
+      '--key',
+      privateKeyPath,
+      '--json',
+      json,
+    ];
     const full = runCliProcess(args('work-1'));
     expect(full.status).toBe(1);
     expect(full.stderr).toMatch(/gate: cannot write the json .*ENOSPC/);

@@ -45,8 +45,30 @@ function row(caseId: string, pass: number, boundary: string, verdict: Verdict, r
           mismatches: 3,
           mismatchShare: 0.75,
           classes: { ...noClasses, value: 3 },
-          firstMismatch: { flatIndex: 1, index: [1], native: 1, reference: 2, absError: 1, ulp: 8388608, class: 'value', mismatch: true, nativeBits: '0x0', referenceBits: '0x0' },
-          worst: { flatIndex: 2, index: [2], native: Number.NaN, reference: 2, absError: Number.NaN, ulp: Number.POSITIVE_INFINITY, class: 'nan_vs_number', mismatch: true, nativeBits: '0x7fc00000', referenceBits: '0x0' },
+          firstMismatch: {
+            flatIndex: 1,
+            index: [1],
+            native: 1,
+            reference: 2,
+            absError: 1,
+            ulp: 8388608,
+            class: 'value',
+            mismatch: true,
+            nativeBits: '0x0',
+            referenceBits: '0x0',
+          },
+          worst: {
+            flatIndex: 2,
+            index: [2],
+            native: Number.NaN,
+            reference: 2,
+            absError: Number.NaN,
+            ulp: Number.POSITIVE_INFINITY,
+            class: 'nan_vs_number',
+            mismatch: true,
+            nativeBits: '0x7fc00000',
+            referenceBits: '0x0',
+          },
           maxAbs: Number.NaN,
           maxUlp: Number.POSITIVE_INFINITY,
           passed: false,
@@ -100,7 +122,15 @@ function result(cases: CaseResult[]): GateResult {
   const counts = emptyCounts();
   for (const item of cases) for (const verdict of item.verdicts) counts[verdict.verdict] += 1;
   const gaps = cases.flatMap((item) => item.gaps);
-  const seals = computeSeals({ compared: 10, counts, runStatuses: ['completed'], emptyCases: [], unreadable: false, gapIds: gaps.map((gap) => gap.id), strict: false });
+  const seals = computeSeals({
+    compared: 10,
+    counts,
+    runStatuses: ['completed'],
+    emptyCases: [],
+    unreadable: false,
+    gapIds: gaps.map((gap) => gap.id),
+    strict: false,
+  });
   const firstCase = cases.find((item) => item.firstDivergence !== null);
   return {
     schema: 'trace-inspector.gate-result',
@@ -130,7 +160,11 @@ const mixed = (): GateResult =>
       row('alpha', 3, 'backbone.l2.out', 'FAIL', NASTY),
       row('alpha', 3, 'backbone.l3.out', 'REVIEW_REQUIRED', NASTY),
     ]),
-    caseResult('beta', [row('beta', 0, 'backbone.embed', 'PASS'), row('beta', 1, 'x.undeclared', 'GAP', NASTY), row('beta', 2, 'backbone.logits', 'KNOWN_GAP', NASTY)]),
+    caseResult('beta', [
+      row('beta', 0, 'backbone.embed', 'PASS'),
+      row('beta', 1, 'x.undeclared', 'GAP', NASTY),
+      row('beta', 2, 'backbone.logits', 'KNOWN_GAP', NASTY),
+    ]),
   ]);
 
 describe('human report', () => {
@@ -208,7 +242,12 @@ describe('GitHub Actions annotations', () => {
   });
 
   it('caps the annotations and says how many were left out', () => {
-    const many = result([caseResult('many', Array.from({ length: 30 }, (_, index) => row('many', index, `b.${index}`, 'FAIL', `failure ${index}`)))]);
+    const many = result([
+      caseResult(
+        'many',
+        Array.from({ length: 30 }, (_, index) => row('many', index, `b.${index}`, 'FAIL', `failure ${index}`)),
+      ),
+    ]);
     const lines = formatAnnotations(many, { workspace: '/', max: 20 });
     expect(lines).toHaveLength(21);
     expect(lines.filter((line) => line.startsWith('::error'))).toHaveLength(20);
@@ -240,7 +279,13 @@ describe('JSON report', () => {
 describe('audio bounds in every report', () => {
   /** A PCM case whose stream broke max_null_residual_dbfs on the row of its last pass; -Infinity and Infinity among the metrics. */
   const audioGate = (): GateResult => {
-    const streamRow = row('pcm', 5, 'detok.pcm', 'FAIL', 'audio stream of detok.pcm over passes 0-3, 5 (9600 samples): null-test residual -38.3 dBFS exceeds max_null_residual_dbfs -60');
+    const streamRow = row(
+      'pcm',
+      5,
+      'detok.pcm',
+      'FAIL',
+      'audio stream of detok.pcm over passes 0-3, 5 (9600 samples): null-test residual -38.3 dBFS exceeds max_null_residual_dbfs -60',
+    );
     streamRow.kind = 'audio';
     streamRow.reference = record({
       pass: 5,
@@ -272,19 +317,24 @@ describe('audio bounds in every report', () => {
 
   it('human, JUnit and the step summary list the stream with its metrics, bounds and verdict; the row says kind audio', () => {
     const gate = audioGate();
-    const line = 'detok.pcm passes 0-3, 5 (9600 samples): FAIL — ESR 0.04, SNR 13.57 dB, MR-STFT distance 4.39, null-test residual -38.31 dBFS (max -60), null-test offset 1 samples (max 2)';
+    const line =
+      'detok.pcm passes 0-3, 5 (9600 samples): FAIL — ESR 0.04, SNR 13.57 dB, MR-STFT distance 4.39, null-test residual -38.31 dBFS (max -60), null-test offset 1 samples (max 2)';
     const human = formatHumanReport(gate);
     expect(human).toContain(`audio    pcm ${line}`);
     expect(human).toMatch(/^FAIL +pcm +5 +detok\.pcm +audio /m);
     const audioProperties = findAll(parseXml(formatJunit(gate)), 'property').filter((property) => property.attributes['name'] === 'audio');
     expect(audioProperties.map((property) => property.attributes['value'])).toEqual([line]);
     expect(formatStepSummary(gate)).toContain('**Audio streams:**\n\n- pcm: `detok.pcm` passes 0-3, 5 (9600 samples): FAIL');
-    expect(formatAnnotations(gate, { workspace: '/work/ws' })[0]).toContain('title=FAIL pass 5 / detok.pcm (case pcm)::first divergence: audio: audio stream of detok.pcm over passes 0-3, 5');
+    expect(formatAnnotations(gate, { workspace: '/work/ws' })[0]).toContain(
+      'title=FAIL pass 5 / detok.pcm (case pcm)::first divergence: audio: audio stream of detok.pcm over passes 0-3, 5',
+    );
   });
 
-  it('JSON keeps the non-finite metrics as strings; the receipt carries the stream and each record\'s metrics', () => {
+  it("JSON keeps the non-finite metrics as strings; the receipt carries the stream and each record's metrics", () => {
     const gate = audioGate();
-    const parsed = JSON.parse(serializeGateResult(gate)) as { cases: { verdicts: { reference: { audio: { metrics: Record<string, unknown> } } }[]; audio: unknown[] }[] };
+    const parsed = JSON.parse(serializeGateResult(gate)) as {
+      cases: { verdicts: { reference: { audio: { metrics: Record<string, unknown> } } }[]; audio: unknown[] }[];
+    };
     expect(parsed.cases[0]?.verdicts[1]?.reference.audio.metrics).toMatchObject({ snrDb: 'Infinity', nullResidualDbfs: '-Infinity' });
     expect(parsed.cases[0]?.audio).toHaveLength(1);
     const predicate = gateReceiptPredicate(gate) as {

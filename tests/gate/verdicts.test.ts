@@ -19,8 +19,30 @@ const failing = (over: Partial<BoundaryComparison> = {}): BoundaryComparison =>
     mismatches: 2,
     mismatchShare: 0.25,
     classes: { ...noClasses, value: 2 },
-    firstMismatch: { flatIndex: 5, index: [1, 1], native: 1.5, reference: 2.5, absError: 1, ulp: 4194304, class: 'value', mismatch: true, nativeBits: '0x0', referenceBits: '0x0' },
-    worst: { flatIndex: 7, index: [1, 3], native: 9, reference: 4, absError: 5, ulp: 9e6, class: 'value', mismatch: true, nativeBits: '0x0', referenceBits: '0x0' },
+    firstMismatch: {
+      flatIndex: 5,
+      index: [1, 1],
+      native: 1.5,
+      reference: 2.5,
+      absError: 1,
+      ulp: 4194304,
+      class: 'value',
+      mismatch: true,
+      nativeBits: '0x0',
+      referenceBits: '0x0',
+    },
+    worst: {
+      flatIndex: 7,
+      index: [1, 3],
+      native: 9,
+      reference: 4,
+      absError: 5,
+      ulp: 9e6,
+      class: 'value',
+      mismatch: true,
+      nativeBits: '0x0',
+      referenceBits: '0x0',
+    },
     maxAbs: 5,
     maxRel: 1.25,
     maxUlp: 9e6,
@@ -87,7 +109,18 @@ describe('judgeBoundary', () => {
   it('FAIL of kind NaN vs number when the first mismatch is one', () => {
     const nan = failing({
       classes: { ...noClasses, nan_vs_number: 1 },
-      firstMismatch: { flatIndex: 0, index: [0, 0], native: 'NaN', reference: 1, absError: Number.NaN, ulp: Number.POSITIVE_INFINITY, class: 'nan_vs_number', mismatch: true, nativeBits: '0x7fc00000', referenceBits: '0x0' },
+      firstMismatch: {
+        flatIndex: 0,
+        index: [0, 0],
+        native: 'NaN',
+        reference: 1,
+        absError: Number.NaN,
+        ulp: Number.POSITIVE_INFINITY,
+        class: 'nan_vs_number',
+        mismatch: true,
+        nativeBits: '0x7fc00000',
+        referenceBits: '0x0',
+      },
     });
     expect(judgeBoundary(facts({ reference: nan, oracle: nan }))).toMatchObject({ verdict: 'FAIL', kind: 'nan_vs_number' });
   });
@@ -105,13 +138,23 @@ describe('judgeBoundary', () => {
   });
 
   it('FAIL missing: the catalogue promises it for this pass and native did not emit it', () => {
-    expect(judgeBoundary(facts({ inNative: false, reference: null, oracle: null, oracleSide: 'not_compared' }))).toMatchObject({ verdict: 'FAIL', kind: 'missing' });
+    expect(judgeBoundary(facts({ inNative: false, reference: null, oracle: null, oracleSide: 'not_compared' }))).toMatchObject({
+      verdict: 'FAIL',
+      kind: 'missing',
+    });
   });
 
   it('FAIL missing, never GAP, when a crash kept the engine from reaching it — even if undeclared', () => {
     for (const catalogue of ['emitted', 'not_emitted', 'undeclared'] as const) {
       const judged = judgeBoundary(
-        facts({ inNative: false, catalogue, reference: null, oracle: null, oracleSide: 'not_compared', unreachedBecause: 'the engine crashed in pass 1 after boundary toy.mix (SIGSEGV)' }),
+        facts({
+          inNative: false,
+          catalogue,
+          reference: null,
+          oracle: null,
+          oracleSide: 'not_compared',
+          unreachedBecause: 'the engine crashed in pass 1 after boundary toy.mix (SIGSEGV)',
+        }),
       );
       expect(judged).toMatchObject({ verdict: 'FAIL', kind: 'missing', gapId: null });
       expect(judged.reason).toContain('SIGSEGV');
@@ -119,7 +162,9 @@ describe('judgeBoundary', () => {
   });
 
   it('a crash is not absorbed by a ledger entry', () => {
-    const judged = judgeBoundary(facts({ inNative: false, reference: null, oracle: null, oracleSide: 'not_compared', unreachedBecause: 'crashed', ledger: ledgerEntry }));
+    const judged = judgeBoundary(
+      facts({ inNative: false, reference: null, oracle: null, oracleSide: 'not_compared', unreachedBecause: 'crashed', ledger: ledgerEntry }),
+    );
     expect(judged.verdict).toBe('FAIL');
   });
 
@@ -142,7 +187,10 @@ describe('judgeBoundary', () => {
   });
 
   it('GAP not_in_reference:<case>:<boundary> for native records the reference lacks', () => {
-    expect(judgeBoundary(facts({ inReference: false, reference: null, oracle: null }))).toMatchObject({ verdict: 'GAP', gapId: 'not_in_reference:toy:toy.mix' });
+    expect(judgeBoundary(facts({ inReference: false, reference: null, oracle: null }))).toMatchObject({
+      verdict: 'GAP',
+      gapId: 'not_in_reference:toy:toy.mix',
+    });
   });
 
   it('GAP oracle_lacks:<case>:<boundary> when the oracle bundle has no record of it', () => {
@@ -194,7 +242,15 @@ function counts(over: Partial<VerdictCounts>): VerdictCounts {
 }
 
 describe('computeSeals', () => {
-  const base = { compared: 10, counts: counts({ PASS: 10 }), runStatuses: ['completed' as const], emptyCases: [], unreadable: false, gapIds: [], strict: false };
+  const base = {
+    compared: 10,
+    counts: counts({ PASS: 10 }),
+    runStatuses: ['completed' as const],
+    emptyCases: [],
+    unreadable: false,
+    gapIds: [],
+    strict: false,
+  };
 
   it('FIDELITY: OK / OVERALL: PASSED only with everything compared and passed (exit 0)', () => {
     expect(computeSeals(base)).toMatchObject({ lines: ['FIDELITY: OK', 'OVERALL: PASSED'], exitCode: 0 });

@@ -114,7 +114,11 @@ export function writeBundle(dir: string, spec: BundleSpec): string {
     schema: 'trace-inspector.bundle',
     schema_version: 1,
     kind: spec.kind,
-    case: { id: spec.caseId, description: spec.description ?? `test case ${spec.caseId}`, ...(spec.passCount !== undefined ? { pass_count: spec.passCount } : {}) },
+    case: {
+      id: spec.caseId,
+      description: spec.description ?? `test case ${spec.caseId}`,
+      ...(spec.passCount !== undefined ? { pass_count: spec.passCount } : {}),
+    },
     provenance: spec.provenance ?? provenanceOf(spec),
     inputs: spec.inputs.map((input) => ({
       name: input.name,

@@ -44,7 +44,12 @@ export function writeTablePair(root: string, caseId: string, passes: number, per
       if (i % 50 === 7) moved[3] = (moved[3] ?? 0) + 1e-7;
       if (serial % 997 === 3) moved[5] = (moved[5] ?? 0) + 1e-2;
       if (p === 0 && i === Math.floor(perPass / 2)) moved[0] = NaN;
-      const spec = { name: `layer${String(Math.floor(i / 10)).padStart(3, '0')}.op${i % 10}`, stage: `stage${Math.floor(i / 100)}`, dtype: 'F32' as const, shape: [4, 8] };
+      const spec = {
+        name: `layer${String(Math.floor(i / 10)).padStart(3, '0')}.op${i % 10}`,
+        stage: `stage${Math.floor(i / 100)}`,
+        dtype: 'F32' as const,
+        shape: [4, 8],
+      };
       refBoundaries.push({ ...spec, data: f32Bytes(values), contract: i % 10 === 0 ? bitExact : faithful(1e-5, 1e-5) });
       natBoundaries.push({ ...spec, data: f32Bytes(moved) });
     }

@@ -7,7 +7,21 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { elementAt } from '../../main/core/inspect/element-bits.ts';
 import { ElementSchema, type Element } from '../../protocol/inspector-api.ts';
 import { viewWire } from '../../main/session/view-wire.ts';
-import { bits16, bits32, bits64, c64, cleanupBundles, f32, i32, i64, makeBundle, pair, randomFloats, tensor, type TensorSpec } from '../compare/compare-fixtures.ts';
+import {
+  bits16,
+  bits32,
+  bits64,
+  c64,
+  cleanupBundles,
+  f32,
+  i32,
+  i64,
+  makeBundle,
+  pair,
+  randomFloats,
+  tensor,
+  type TensorSpec,
+} from '../compare/compare-fixtures.ts';
 
 afterEach(cleanupBundles);
 
@@ -19,7 +33,12 @@ async function at(native: readonly TensorSpec[], reference: readonly TensorSpec[
 
 describe('elementAt', () => {
   it('shows float32 1.0 as 0x3f800000 with its fields, and 0.1f as "0.1"', async () => {
-    const element = await at([tensor('x', 'F32', [2, 2], bits32([0, 0x3f800001, 0x3dcccccd, 0]))], [tensor('x', 'F32', [2, 2], bits32([0, 0x3f800000, 0x3dcccccd, 0]))], 'x', 1);
+    const element = await at(
+      [tensor('x', 'F32', [2, 2], bits32([0, 0x3f800001, 0x3dcccccd, 0]))],
+      [tensor('x', 'F32', [2, 2], bits32([0, 0x3f800000, 0x3dcccccd, 0]))],
+      'x',
+      1,
+    );
     expect(element.index).toEqual([0, 1]);
     expect(element.reference).toEqual({
       decimal: '1',
@@ -58,12 +77,22 @@ describe('elementAt', () => {
 
   it('decodes bf16 and f16 patterns in their own formats', async () => {
     const bf = await at([tensor('b', 'BF16', [2], bits16([0x3f80, 0x3f81]))], [tensor('b', 'BF16', [2], bits16([0x3f80, 0x7fc0]))], 'b', 0);
-    expect(bf.reference).toEqual({ decimal: '1', hex: '0x3f80', fields: { sign: '0', exponent: '01111111', mantissa: '0000000', exponentBias: 127 }, class: 'normal' });
+    expect(bf.reference).toEqual({
+      decimal: '1',
+      hex: '0x3f80',
+      fields: { sign: '0', exponent: '01111111', mantissa: '0000000', exponentBias: 127 },
+      class: 'normal',
+    });
     const bfNext = await at([tensor('b', 'BF16', [1], bits16([0x3f81]))], [tensor('b', 'BF16', [1], bits16([0x3f80]))], 'b', 0);
     expect(bfNext.native?.decimal).toBe('1.01'); // 1 + 2^-7 = 1.0078125: "1.01" already reads back to it in bf16
     expect(bfNext.ulp).toBe(1);
     const half = await at([tensor('h', 'F16', [3], bits16([0x3c00, 0x0001, 0xfbff]))], [tensor('h', 'F16', [3], bits16([0x3c00, 0x0001, 0xfbff]))], 'h', 1);
-    expect(half.reference).toEqual({ decimal: '6e-8', hex: '0x0001', fields: { sign: '0', exponent: '00000', mantissa: '0000000001', exponentBias: 15 }, class: 'subnormal' });
+    expect(half.reference).toEqual({
+      decimal: '6e-8',
+      hex: '0x0001',
+      fields: { sign: '0', exponent: '00000', mantissa: '0000000001', exponentBias: 15 },
+      class: 'subnormal',
+    });
     const lowest = await at([tensor('h', 'F16', [1], bits16([0xfbff]))], [tensor('h', 'F16', [1], bits16([0xfbff]))], 'h', 0);
     expect(lowest.reference?.decimal).toBe('-65500'); // -65504 is the value; "-65500" reads back to it in f16
     expect(lowest.reference?.fields).toEqual({ sign: '1', exponent: '11110', mantissa: '1111111111', exponentBias: 15 });
@@ -88,7 +117,32 @@ describe('elementAt', () => {
   });
 
   it('shows a C64 element as both components, classed by the more special one', async () => {
-    const element = await at([tensor('z', 'C64', [2], c64([[0, 0], [1, -2.5]]))], [tensor('z', 'C64', [2], c64([[0, 0], [1, Number.NaN]]))], 'z', 1);
+    const element = await at(
+      [
+        tensor(
+          'z',
+          'C64',
+          [2],
+          c64([
+            [0, 0],
+            [1, -2.5],
+          ]),
+        ),
+      ],
+      [
+        tensor(
+          'z',
+          'C64',
+          [2],
+          c64([
+            [0, 0],
+            [1, Number.NaN],
+          ]),
+        ),
+      ],
+      'z',
+      1,
+    );
     expect(element.native).toEqual({
       decimal: '1-2.5j',
       hex: '0x3f800000,0xc0200000',
@@ -144,4 +198,3 @@ describe('elementAt rests on verified bytes', () => {
     await expect(elementAt(sides.native, sides.reference, { pass: 0, boundary: 'big', flatIndex: 3 })).rejects.toThrow(/sha256/);
   });
 });
-

@@ -27,7 +27,12 @@ describe('findFirstSpecial', () => {
       { pass: 1, boundary: 'c' },
     ];
     // pass 0 "b": native is clean, the reference holds the NaN at 2 (and the infinity at 1).
-    expect(FirstSpecialSchema.parse(await findFirstSpecial(native, reference, order, 'nan'))).toEqual({ pass: 0, boundary: 'b', flatIndex: 2, side: 'reference' });
+    expect(FirstSpecialSchema.parse(await findFirstSpecial(native, reference, order, 'nan'))).toEqual({
+      pass: 0,
+      boundary: 'b',
+      flatIndex: 2,
+      side: 'reference',
+    });
     expect(await findFirstSpecial(native, reference, order, 'inf')).toEqual({ pass: 0, boundary: 'b', flatIndex: 1, side: 'reference' });
     // From pass 1 on, native's own NaN comes first.
     expect(await findFirstSpecial(native, reference, order.slice(3), 'nan')).toEqual({ pass: 1, boundary: 'a', flatIndex: 1, side: 'native' });
@@ -42,7 +47,16 @@ describe('findFirstSpecial', () => {
         tensor('h', 'F16', [3], bits16([0x3c00, 0x7c00, 0x7e00])),
         tensor('bf', 'BF16', [3], bits16([0xff80, 0x3f80, 0xffc1])),
         tensor('d', 'F64', [3], bits64([0x7ff0000000000000n, 0x7ff0000000000001n, 0n])),
-        tensor('z', 'C64', [3], c64([[0, 0], [1, 2], [3, Number.NaN]])),
+        tensor(
+          'z',
+          'C64',
+          [3],
+          c64([
+            [0, 0],
+            [1, 2],
+            [3, Number.NaN],
+          ]),
+        ),
       ],
     ]);
     const find = (boundary: string, kind: 'nan' | 'inf'): Promise<unknown> => findFirstSpecial(null, reference, [{ pass: 0, boundary }], kind);

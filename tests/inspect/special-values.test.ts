@@ -48,7 +48,15 @@ describe('specials', () => {
       [5, 'nan_payload'],
       [6, 'inf_sign'],
     ]);
-    expect(out.mismatches[0]).toEqual({ flatIndex: 1, index: [0, 1], class: 'value', reference: '2', native: '2.5', referenceBits: '0x40000000', nativeBits: '0x40200000' });
+    expect(out.mismatches[0]).toEqual({
+      flatIndex: 1,
+      index: [0, 1],
+      class: 'value',
+      reference: '2',
+      native: '2.5',
+      referenceBits: '0x40000000',
+      nativeBits: '0x40200000',
+    });
     expect(out.mismatches[3]).toMatchObject({ reference: '0', native: '-0', nativeBits: '0x80000000' });
     expect(out.byClass).toEqual({ value: 1, nan_vs_number: 1, nan_payload: 1, inf_sign: 2, signed_zero: 1, tie_order: 0, padding: 0 });
     expect(out.census.reference).toEqual({ nan: 2, posInf: 2, negInf: 0, negZero: 0, subnormal: 0, finite: 5 });
@@ -61,7 +69,10 @@ describe('specials', () => {
     expect(short.byClass).toEqual(out.byClass); // counts stay whole
 
     // Under the loosest policies the signed zero and the payload are no longer mismatches.
-    const loose = await pair([tensor('x', 'F32', [3, 3], bits32(native))], [tensor('x', 'F32', [3, 3], bits32(reference), { contract: faithful({ abs: 1e-3 }) })]);
+    const loose = await pair(
+      [tensor('x', 'F32', [3, 3], bits32(native))],
+      [tensor('x', 'F32', [3, 3], bits32(reference), { contract: faithful({ abs: 1e-3 }) })],
+    );
     const looseOut = await specials(loose.native, loose.reference, { pass: 0, boundary: 'x' }, 100);
     expect(looseOut.mismatches.map((m) => m.class)).toEqual(['value', 'nan_vs_number', 'inf_sign', 'inf_sign']);
   });
@@ -73,7 +84,11 @@ describe('specials', () => {
       tensor('samp.order', 'I32', [4], i32([1, 2, 0, 3]), { contract: bitExact() }),
       tensor('samp.threshold', 'F64', [1], f64([5]), { contract: bitExact() }),
     ];
-    const native = [tensor('samp.scaled', 'F64', [4], scaled), tensor('samp.order', 'I32', [4], i32([2, 1, 0, 3])), tensor('samp.threshold', 'F64', [1], f64([5]))];
+    const native = [
+      tensor('samp.scaled', 'F64', [4], scaled),
+      tensor('samp.order', 'I32', [4], i32([2, 1, 0, 3])),
+      tensor('samp.threshold', 'F64', [1], f64([5])),
+    ];
     const sides = await pair(native, reference);
     const out = await specials(sides.native, sides.reference, { pass: 0, boundary: 'samp.order' }, 10);
     expect(out.byClass.tie_order).toBe(2);

@@ -46,7 +46,14 @@ describe('tensor view wire encoding', () => {
     const native = reference.slice();
     native[33 * 50 + 47] = 99;
     const sides = await pair([tensor('x', 'F32', [40, 50], f32(native))], [tensor('x', 'F32', [40, 50], f32(reference))]);
-    const view = await pooledView(sides.native, sides.reference, { pass: 0, boundary: 'x', metric: 'abs_diff', maxRows: 3, maxCols: 4, window: { row0: 21, row1: 40, col0: 13, col1: 50 } });
+    const view = await pooledView(sides.native, sides.reference, {
+      pass: 0,
+      boundary: 'x',
+      metric: 'abs_diff',
+      maxRows: 3,
+      maxCols: 4,
+      window: { row0: 21, row1: 40, col0: 13, col1: 50 },
+    });
     expect(view.grid).toEqual({ rows: 3, cols: 4, rowStep: 7, colStep: 10 });
     // Row 33 is window row 12 (cell row 1, dr 5); col 47 is window col 34 (cell col 3, dc 4).
     expect(view.argmax[1 * 4 + 3]).toBe(33 * 50 + 47);

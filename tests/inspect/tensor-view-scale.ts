@@ -26,7 +26,9 @@ native[4000 * SIDE + 17] = 1e9;
 
 const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 const nativeBundle = await makeBundle('native', [[tensor('big', 'F32', [SIDE, SIDE], new Uint8Array(native.buffer))]]);
-const referenceBundle = await makeBundle('reference', [[tensor('big', 'F32', [SIDE, SIDE], new Uint8Array(reference.buffer), { contract: faithful({ abs: 1e-5 }) })]]);
+const referenceBundle = await makeBundle('reference', [
+  [tensor('big', 'F32', [SIDE, SIDE], new Uint8Array(reference.buffer), { contract: faithful({ abs: 1e-5 }) })],
+]);
 
 async function measure(label: string, request: TensorViewRequest): Promise<void> {
   const heapBefore = process.memoryUsage().heapUsed;

@@ -29,7 +29,10 @@ describe('tensorView pooling', () => {
   it('keeps a single outlier in the right cell with the right argmax (abs_diff and ulp)', async () => {
     const outlier = 37 * 64 + 50;
     const { reference, native } = grid64({ [outlier]: 1000 });
-    const sides = await pair([tensor('x.out', 'F32', [64, 64], f32(native))], [tensor('x.out', 'F32', [64, 64], f32(reference), { contract: faithful({ abs: 1e-3 }) })]);
+    const sides = await pair(
+      [tensor('x.out', 'F32', [64, 64], f32(native))],
+      [tensor('x.out', 'F32', [64, 64], f32(reference), { contract: faithful({ abs: 1e-3 }) })],
+    );
     const view = await pooledView(sides.native, sides.reference, request('x.out', 'abs_diff'));
     expect(view.folded).toEqual({ rows: 64, cols: 64 });
     expect(view.grid).toEqual({ rows: 8, cols: 8, rowStep: 8, colStep: 8 });
@@ -57,7 +60,10 @@ describe('tensorView pooling', () => {
     const nanAt = 9 * 64 + 3;
     const infAt = 60 * 64 + 63;
     const { reference, native } = grid64({ [nanAt]: Number.NaN, [infAt]: Infinity, [nanAt + 1]: 5000 });
-    const sides = await pair([tensor('x.out', 'F32', [64, 64], f32(native))], [tensor('x.out', 'F32', [64, 64], f32(reference), { contract: faithful({ abs: 1e-3 }) })]);
+    const sides = await pair(
+      [tensor('x.out', 'F32', [64, 64], f32(native))],
+      [tensor('x.out', 'F32', [64, 64], f32(reference), { contract: faithful({ abs: 1e-3 }) })],
+    );
     for (const metric of ['abs_diff', 'ulp', 'reference', 'native'] as const) {
       const view = await pooledView(sides.native, sides.reference, request('x.out', metric));
       const nanCell = 1 * 8 + 0;
@@ -94,7 +100,10 @@ describe('tensorView pooling', () => {
   it('zooms: a smaller window at the same budget gives a finer step, step 1 when it fits', async () => {
     const outlier = 37 * 64 + 50;
     const { reference, native } = grid64({ [outlier]: 1000 });
-    const sides = await pair([tensor('x.out', 'F32', [64, 64], f32(native))], [tensor('x.out', 'F32', [64, 64], f32(reference), { contract: faithful({ abs: 1e-3 }) })]);
+    const sides = await pair(
+      [tensor('x.out', 'F32', [64, 64], f32(native))],
+      [tensor('x.out', 'F32', [64, 64], f32(reference), { contract: faithful({ abs: 1e-3 }) })],
+    );
     const mid = await pooledView(sides.native, sides.reference, request('x.out', 'abs_diff', { window: { row0: 32, row1: 64, col0: 32, col1: 64 } }));
     expect(mid.grid).toEqual({ rows: 8, cols: 8, rowStep: 4, colStep: 4 });
     expect(mid.argmax[1 * 8 + 4]).toBe(outlier); // (37 - 32) / 4, (50 - 32) / 4
@@ -177,8 +186,30 @@ describe('tensorView pooling', () => {
   it('half precision and complex cells follow the comparator conventions', async () => {
     // bf16 1.0 = 0x3f80 against 0x3f82 (two ULPs), f16 1.0 = 0x3c00 against -0 and +0.
     const sides = await pair(
-      [tensor('h', 'BF16', [2], bits16([0x3f82, 0x8000])), tensor('z', 'C64', [2], c64([[1, 5], [0, 0]]))],
-      [tensor('h', 'BF16', [2], bits16([0x3f80, 0x0000])), tensor('z', 'C64', [2], c64([[1, 2], [0, -9]]))],
+      [
+        tensor('h', 'BF16', [2], bits16([0x3f82, 0x8000])),
+        tensor(
+          'z',
+          'C64',
+          [2],
+          c64([
+            [1, 5],
+            [0, 0],
+          ]),
+        ),
+      ],
+      [
+        tensor('h', 'BF16', [2], bits16([0x3f80, 0x0000])),
+        tensor(
+          'z',
+          'C64',
+          [2],
+          c64([
+            [1, 2],
+            [0, -9],
+          ]),
+        ),
+      ],
     );
     const ulp = await pooledView(sides.native, sides.reference, request('h', 'ulp'));
     expect(ulp.values).toEqual([2, 0]); // +0 and -0 are one point on the comparator's ULP line

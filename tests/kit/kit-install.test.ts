@@ -48,11 +48,16 @@ describe('installing the kit', () => {
     expect(imported.out).toContain('trace_inspector_kit-0.1.0-py3-none-any.whl/trace_inspector/__init__.py');
   });
 
-  it.runIf(python(['-m', 'pip', '--version']).status === 0)('pip install --no-build-isolation installs it, the backend asking pip for nothing to install first', () => {
-    const target = tempDir('target');
-    const installed = python(['-m', 'pip', 'install', '--no-build-isolation', '--no-index', '--no-deps', '--quiet', '--target', target, KIT], { PIP_DISABLE_PIP_VERSION_CHECK: '1' });
-    expect(installed.status, installed.out).toBe(0);
-    const imported = python(['-c', 'import trace_inspector; print(trace_inspector.__version__)'], { PYTHONPATH: target });
-    expect(imported.out.trim()).toBe('0.1.0');
-  });
+  it.runIf(python(['-m', 'pip', '--version']).status === 0)(
+    'pip install --no-build-isolation installs it, the backend asking pip for nothing to install first',
+    () => {
+      const target = tempDir('target');
+      const installed = python(['-m', 'pip', 'install', '--no-build-isolation', '--no-index', '--no-deps', '--quiet', '--target', target, KIT], {
+        PIP_DISABLE_PIP_VERSION_CHECK: '1',
+      });
+      expect(installed.status, installed.out).toBe(0);
+      const imported = python(['-c', 'import trace_inspector; print(trace_inspector.__version__)'], { PYTHONPATH: target });
+      expect(imported.out.trim()).toBe('0.1.0');
+    },
+  );
 });

@@ -18,7 +18,7 @@ describe('canonicalJson', () => {
     // "é" (U+00E9) sorts after "z". "😀" (U+1F600, code units D83D DE00) sorts BEFORE "ｚ"
     // (U+FF5A): code-unit order, where code-point order would put it after.
     expect(canonicalJson({ z: 1, é: 2, a: 3 })).toBe('{"a":3,"z":1,"é":2}');
-    expect(canonicalJson({ 'ｚ': 1, '😀': 2 })).toBe('{"😀":2,"ｚ":1}');
+    expect(canonicalJson({ ｚ: 1, '😀': 2 })).toBe('{"😀":2,"ｚ":1}');
   });
 
   it('writes strings and finite numbers as JSON.stringify does', () => {
@@ -31,7 +31,13 @@ describe('canonicalJson', () => {
   });
 
   it('parses non-finite numbers back through canonicalNumberSchema', () => {
-    const Stats = z.object({ nan: canonicalNumberSchema, inf: canonicalNumberSchema, negInf: canonicalNumberSchema, negZero: canonicalNumberSchema, plain: canonicalNumberSchema });
+    const Stats = z.object({
+      nan: canonicalNumberSchema,
+      inf: canonicalNumberSchema,
+      negInf: canonicalNumberSchema,
+      negZero: canonicalNumberSchema,
+      plain: canonicalNumberSchema,
+    });
     const parsed = Stats.parse(JSON.parse(canonicalJson({ nan: NaN, inf: Infinity, negInf: -Infinity, negZero: -0, plain: 2.5 })));
     expect(parsed.nan).toBeNaN();
     expect(parsed.inf).toBe(Infinity);

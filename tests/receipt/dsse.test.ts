@@ -25,15 +25,7 @@ describe('preAuthEncoding', () => {
   it('counts UTF-8 bytes, not characters, and keeps binary payload bytes as they are', () => {
     // "é" is two UTF-8 bytes (c3 a9); the payload holds a NUL, a space and a non-UTF-8 byte.
     const payload = Buffer.from([0x00, 0x20, 0xff]);
-    const expected = Buffer.from([
-      ...Buffer.from('DSSEv1 2 ', 'ascii'),
-      0xc3,
-      0xa9,
-      ...Buffer.from(' 3 ', 'ascii'),
-      0x00,
-      0x20,
-      0xff,
-    ]);
+    const expected = Buffer.from([...Buffer.from('DSSEv1 2 ', 'ascii'), 0xc3, 0xa9, ...Buffer.from(' 3 ', 'ascii'), 0x00, 0x20, 0xff]);
     expect(preAuthEncoding('é', payload)).toEqual(expected);
   });
 
@@ -127,7 +119,9 @@ describe('signEnvelope / verifyEnvelope', () => {
     const keyid = envelope.signatures[0]?.keyid ?? '';
     const payloadVariants = [`${envelope.payload}\n`, ` ${envelope.payload}`, envelope.payload.replace(/=+$/, ''), envelope.payload.replaceAll('/', '_')];
     for (const variant of payloadVariants.filter((text) => text !== envelope.payload)) {
-      expect(failureReasons({ ...envelope, payload: variant }, publicKey).join(' '), JSON.stringify(variant.slice(-8))).toContain('payload is not canonical base64');
+      expect(failureReasons({ ...envelope, payload: variant }, publicKey).join(' '), JSON.stringify(variant.slice(-8))).toContain(
+        'payload is not canonical base64',
+      );
     }
     for (const variant of [`${sig}=`, sig.replace(/=+$/, ''), `${sig.slice(0, 10)}*${sig.slice(11)}`]) {
       expect(failureReasons({ ...envelope, signatures: [{ keyid, sig: variant }] }, publicKey).join(' ')).toContain('is not canonical base64');

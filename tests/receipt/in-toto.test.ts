@@ -2,13 +2,7 @@
 // names, a JSON-object predicate, and the canonical payload bytes.
 import { describe, expect, it } from 'vitest';
 import { ReceiptError } from '../../main/core/receipt/errors.ts';
-import {
-  GATE_RECEIPT_PREDICATE_TYPE,
-  IN_TOTO_STATEMENT_TYPE,
-  StatementSchema,
-  buildStatement,
-  statementPayload,
-} from '../../main/core/receipt/in-toto.ts';
+import { GATE_RECEIPT_PREDICATE_TYPE, IN_TOTO_STATEMENT_TYPE, StatementSchema, buildStatement, statementPayload } from '../../main/core/receipt/in-toto.ts';
 import { samplePredicate } from './receipt-fixtures.ts';
 
 const sha = (fill: string): string => fill.repeat(64);

@@ -135,7 +135,10 @@ describe('trace-inspector verify', () => {
     await usageError(runVerifyCommand([receipt, '--pubkey', pubkey(), '--subjects', join(work, 'absent-dir')], recordingIO(work, {})), 'absent-dir');
     // Neither a file nor a folder: bad usage (exit 2), never read, never a verification failure.
     const fifo = mkfifo(join(work, 'subjects.fifo'));
-    await usageError(runVerifyCommand([receipt, '--pubkey', pubkey(), '--subjects', fifo], recordingIO(work, {})), `${fifo} is a FIFO (named pipe), not a file or folder`);
+    await usageError(
+      runVerifyCommand([receipt, '--pubkey', pubkey(), '--subjects', fifo], recordingIO(work, {})),
+      `${fifo} is a FIFO (named pipe), not a file or folder`,
+    );
     await usageError(runVerifyCommand([receipt, '--pubkey', pubkey(), '--subjects', '/dev/zero'], recordingIO(work, {})), '/dev/zero is a character device');
   });
 });

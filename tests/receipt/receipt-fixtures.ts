@@ -33,12 +33,7 @@ export function wrongPrivateKeyFiles(dir: string): { label: string; path: string
     ['garbage', 'this is not a key\n', 'E_KEY_FORMAT', 'not a PEM'],
     ['empty', '', 'E_KEY_FORMAT', 'not a PEM'],
     ['broken-pem', '-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n', 'E_KEY_FORMAT', 'not a readable PEM private key'],
-    [
-      'encrypted',
-      ed.privateKey.export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: 'secret' }),
-      'E_KEY_FORMAT',
-      'encrypted',
-    ],
+    ['encrypted', ed.privateKey.export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: 'secret' }), 'E_KEY_FORMAT', 'encrypted'],
   ];
   mkdirSync(dir, { recursive: true });
   return files.map(([label, content, code, says]) => {

@@ -160,7 +160,11 @@ describe('verifyReceipt', () => {
     expect(result.ok).toBe(true);
     expect(result.publicKey).toEqual({ source: 'default-user-key', path: userKey.publicKeyPath, keyid: userKey.keyid });
     const empty = { TRACE_INSPECTOR_CONFIG_DIR: join(tempDir('no-default'), 'absent') };
-    await expectReceiptError(() => verifyReceipt(file, { env: empty }), 'E_NO_PUBLIC_KEY', join(empty.TRACE_INSPECTOR_CONFIG_DIR, 'trace-inspector-ed25519.pub'));
+    await expectReceiptError(
+      () => verifyReceipt(file, { env: empty }),
+      'E_NO_PUBLIC_KEY',
+      join(empty.TRACE_INSPECTOR_CONFIG_DIR, 'trace-inspector-ed25519.pub'),
+    );
     expect(existsSync(empty.TRACE_INSPECTOR_CONFIG_DIR)).toBe(false); // verify never creates a key
   });
 });

@@ -64,7 +64,14 @@ describe('visibleOrder', () => {
 
   it('sorts verdicts by severity and breaks ties by the next criterion, then by execution order', () => {
     expect(names(visibleOrder(ROWS, NO_FILTER, [{ id: 'verdict', desc: true }]))).toEqual(['op10', 'op3', 'Detok.pcm', 'op2', 'embed']);
-    expect(names(visibleOrder(ROWS, NO_FILTER, [{ id: 'verdict', desc: true }, { id: 'mismatches', desc: false }]))).toEqual(['op3', 'op10', 'Detok.pcm', 'op2', 'embed']);
+    expect(
+      names(
+        visibleOrder(ROWS, NO_FILTER, [
+          { id: 'verdict', desc: true },
+          { id: 'mismatches', desc: false },
+        ]),
+      ),
+    ).toEqual(['op3', 'op10', 'Detok.pcm', 'op2', 'embed']);
   });
 
   it('sorts numbers numerically and ignores a column it does not know', () => {

@@ -33,7 +33,9 @@ describe('the Rust crate trace-inspector-abi', () => {
         ['toy.y', 'toy', 'F32', ['N']],
         ['toy.sum', 'toy', 'F32', [1]],
       ]);
-      expect(host.description.options).toEqual([{ name: 'debug.panic_in_pass', type: 'bool', default: false, doc: 'panic inside the pass (shows the FFI guard)' }]);
+      expect(host.description.options).toEqual([
+        { name: 'debug.panic_in_pass', type: 'bool', default: false, doc: 'panic inside the pass (shows the FFI guard)' },
+      ]);
       await host.open();
       await host.setInput('x', inputs[0] as (typeof inputs)[0]);
       await host.beginCapture(dir, captureHeader(host, inputs, 'rust-minimal'));
@@ -44,7 +46,8 @@ describe('the Rust crate trace-inspector-abi', () => {
     }
     const bundle = await openBundle(dir);
     try {
-      const values = async (pass: number, name: string): Promise<number[]> => Array.from(new Float32Array((await bundle.readBoundary(pass, name)).data.slice().buffer));
+      const values = async (pass: number, name: string): Promise<number[]> =>
+        Array.from(new Float32Array((await bundle.readBoundary(pass, name)).data.slice().buffer));
       expect(await values(0, 'toy.y')).toEqual([2, 4, 6]);
       expect(await values(0, 'toy.sum')).toEqual([12]);
       expect(await values(1, 'toy.y')).toEqual([3, 5, 7]);
@@ -65,7 +68,10 @@ describe('the Rust crate trace-inspector-abi', () => {
         code: 'TI_ERR_SHAPE',
         message: expect.stringContaining('input x: dtype f64, the catalogue declares f32'),
       });
-      await expect(host.setOption('debug.panic_in_pass', 'maybe')).rejects.toMatchObject({ code: 'TI_ERR_INVALID_ARGUMENT', message: expect.stringContaining('expected 0, 1, true or false') });
+      await expect(host.setOption('debug.panic_in_pass', 'maybe')).rejects.toMatchObject({
+        code: 'TI_ERR_INVALID_ARGUMENT',
+        message: expect.stringContaining('expected 0, 1, true or false'),
+      });
       await expect(host.setOption('nope', '1')).rejects.toMatchObject({ code: 'TI_ERR_UNKNOWN_NAME' });
       await expect(host.inject('toy.sum', { dtype: 'F32', shape: [1], data: Float32Array.from([1]) })).rejects.toMatchObject({
         code: 'TI_ERR_INVALID_ARGUMENT',
@@ -82,7 +88,7 @@ describe('the Rust crate trace-inspector-abi', () => {
     }
   });
 
-  it('records the engine\'s own value at an injected boundary, then lets the injected value flow on, for one pass', async () => {
+  it("records the engine's own value at an injected boundary, then lets the injected value flow on, for one pass", async () => {
     const dir = join(root, 'inject');
     const inputs = [{ name: 'x', dtype: 'F32' as const, shape: [3], data: x }];
     const host = await EngineHost.start({ library });
@@ -100,7 +106,8 @@ describe('the Rust crate trace-inspector-abi', () => {
     }
     const bundle = await openBundle(dir);
     try {
-      const values = async (pass: number, name: string): Promise<number[]> => Array.from(new Float32Array((await bundle.readBoundary(pass, name)).data.slice().buffer));
+      const values = async (pass: number, name: string): Promise<number[]> =>
+        Array.from(new Float32Array((await bundle.readBoundary(pass, name)).data.slice().buffer));
       expect(await values(1, 'toy.y')).toEqual([3, 5, 7]); // the engine's own value is recorded
       expect(await values(1, 'toy.sum')).toEqual([60]); // the injected one flows into the sum
       expect(await values(2, 'toy.y')).toEqual([11, 21, 31]); // and into the next pass; the injection held one pass
@@ -117,7 +124,9 @@ describe('the Rust crate trace-inspector-abi', () => {
       await host.setOption('debug.panic_in_pass', '1');
       const failed = await host.runPass('prefill');
       expect(failed).toMatchObject({ status: 'engine_error', code: 'TI_ERR_INTERNAL' });
-      expect(failed.status === 'engine_error' ? failed.message : '').toMatch(/^the engine panicked in pass 0: index out of bounds: the len is 0 but the index is 3/);
+      expect(failed.status === 'engine_error' ? failed.message : '').toMatch(
+        /^the engine panicked in pass 0: index out of bounds: the len is 0 but the index is 3/,
+      );
       expect(host.alive).toBe(true);
       const again = await host.runPass('prefill');
       expect(again).toMatchObject({ status: 'engine_error', code: 'TI_ERR_STATE' });

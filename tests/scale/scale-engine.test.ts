@@ -22,11 +22,18 @@ const SMALL: ScaleReferenceSpec = { caseId: 'scale-small', prompt: [1, 17, 300, 
 async function gateScale(name: string, spec: ScaleReferenceSpec): Promise<GateResult> {
   const root = tempDir(name);
   const reference = writeScaleReference(join(root, 'reference'), spec);
-  return runGate(gateOptions({ library: SCALE_ENGINE, cases: [{ referenceDir: reference.dir, oracleDir: null }], workDir: join(root, 'work'), engineOptions: reference.engineOptions }));
+  return runGate(
+    gateOptions({
+      library: SCALE_ENGINE,
+      cases: [{ referenceDir: reference.dir, oracleDir: null }],
+      workDir: join(root, 'work'),
+      engineOptions: reference.engineOptions,
+    }),
+  );
 }
 
 describe('the scale engine', () => {
-  it('declares the real model\'s catalogue: 16 layers (6 attention), hidden 2048, 8 KV heads of 64, vocab 65,536, 8 codebooks of 2,049', () => {
+  it("declares the real model's catalogue: 16 layers (6 attention), hidden 2048, 8 KV heads of 64, vocab 65,536, 8 codebooks of 2,049", () => {
     const names = SCALE_CATALOGUE.map((boundary) => boundary.name);
     expect(names.filter((name) => /^backbone\.l\d+\.out$/.test(name))).toHaveLength(16);
     expect(names.filter((name) => name.endsWith('.k_append'))).toEqual([2, 5, 8, 10, 12, 14].map((l) => `backbone.l${l}.k_append`));
@@ -41,7 +48,11 @@ describe('the scale engine', () => {
     expect(audio?.records.find((record) => record.boundary.name === 'depth.cb7.logits')?.shape).toEqual([2049]);
     expect(audio?.records.find((record) => record.boundary.name === 'backbone.l14.v_cache')?.shape).toEqual([14, 8, 64]);
     // Sizing: a 1,024-token prefill records 8 MiB per hidden-state boundary.
-    expect(scalePasses({ ...SMALL, prompt: new Array<number>(1024).fill(1), pcmSamples: 0, passes: 1 })[0]?.records.find((r) => r.boundary.name === 'backbone.l0.out')?.byteLength).toBe(8 * 2 ** 20);
+    expect(
+      scalePasses({ ...SMALL, prompt: new Array<number>(1024).fill(1), pcmSamples: 0, passes: 1 })[0]?.records.find(
+        (r) => r.boundary.name === 'backbone.l0.out',
+      )?.byteLength,
+    ).toBe(8 * 2 ** 20);
     expect(scaleRunBytes(SMALL)).toBeGreaterThan(4 * 2 ** 20);
   });
 
@@ -64,7 +75,9 @@ describe('the scale engine', () => {
     chunks[3] = '0'.repeat(64);
     writeFileSync(manifestPath, JSON.stringify(manifest));
     const work = join(root, 'work');
-    const error = await runGate(gateOptions({ library: SCALE_ENGINE, cases: [{ referenceDir: reference.dir, oracleDir: null }], workDir: work })).catch((caught: unknown) => caught);
+    const error = await runGate(gateOptions({ library: SCALE_ENGINE, cases: [{ referenceDir: reference.dir, oracleDir: null }], workDir: work })).catch(
+      (caught: unknown) => caught,
+    );
     expect(error).toBeInstanceOf(InputError);
     const message = (error as Error).message;
     expect(message).toContain(join(reference.dir, 'pass-0001.safetensors'));

@@ -22,7 +22,12 @@ const sha256 = (data: Uint8Array): string => createHash('sha256').update(data).d
  * bit_exact (nothing is computed in them).
  */
 const F32_CONTRACT: Contract = faithfulContract({ abs: 2 ** -24, rel: 0, formula: 'one f32 rounding of a value in [0, 1): |e| <= 2^-24' });
-const EXACT_CONTRACT: Contract = { kind: 'bit_exact', nan_policy: 'positions', signed_zero: 'must_match', reason: 'integers and bf16 copies: nothing is computed' };
+const EXACT_CONTRACT: Contract = {
+  kind: 'bit_exact',
+  nan_policy: 'positions',
+  signed_zero: 'must_match',
+  reason: 'integers and bf16 copies: nothing is computed',
+};
 
 export interface ScaleReferenceSpec extends ScaleRunSpec {
   readonly caseId: string;
@@ -51,9 +56,14 @@ export function writeScaleReference(dir: string, spec: ScaleReferenceSpec): Writ
   const weightsData = new TextEncoder().encode('the scale engine reads no weights\n');
   writeFileSync(join(dir, 'weights.bin'), weightsData);
   const prompt = new Uint8Array(Int32Array.from(spec.prompt).buffer);
-  const inputs: { name: string; dtype: DType; shape: number[]; data: Uint8Array }[] = [{ name: 'prompt_tokens', dtype: 'I32', shape: [spec.prompt.length], data: prompt }];
+  const inputs: { name: string; dtype: DType; shape: number[]; data: Uint8Array }[] = [
+    { name: 'prompt_tokens', dtype: 'I32', shape: [spec.prompt.length], data: prompt },
+  ];
   if (spec.pcmSamples > 0) inputs.push({ name: 'pcm_in', dtype: 'F32', shape: [spec.pcmSamples], data: new Uint8Array(spec.pcmSamples * 4) });
-  const inputsFile = writeSafetensorsFile(join(dir, 'inputs.safetensors'), inputs.map((input) => ({ key: input.name, dtype: input.dtype, shape: input.shape, data: input.data })));
+  const inputsFile = writeSafetensorsFile(
+    join(dir, 'inputs.safetensors'),
+    inputs.map((input) => ({ key: input.name, dtype: input.dtype, shape: input.shape, data: input.data })),
+  );
   files.push({ path: 'inputs.safetensors', sha256: inputsFile.sha256, bytes: inputsFile.bytes });
 
   const manifestPasses: BundleManifest['passes'] = [];
@@ -101,7 +111,11 @@ export function writeScaleReference(dir: string, spec: ScaleReferenceSpec): Writ
     schema: 'trace-inspector.bundle',
     schema_version: 1,
     kind: 'reference',
-    case: { id: spec.caseId, description: `scale engine: ${spec.prompt.length} prompt tokens, ${spec.pcmSamples} pcm samples, ${spec.passes} passes`, pass_count: spec.passes },
+    case: {
+      id: spec.caseId,
+      description: `scale engine: ${spec.prompt.length} prompt tokens, ${spec.pcmSamples} pcm samples, ${spec.passes} passes`,
+      pass_count: spec.passes,
+    },
     provenance: {
       model: { name: 'synthetic LFM2.5-Audio 1.5B shapes', checkpoint_revision: 'scale@1', weights_file: 'weights.bin', weights_sha256: sha256(weightsData) },
       generator: { implementation: 'tests/scale/scale-reference.ts', revision: '0000000', dirty: true, command: 'writeScaleReference' },
@@ -109,7 +123,14 @@ export function writeScaleReference(dir: string, spec: ScaleReferenceSpec): Writ
       runtime: { torch: 'none (synthetic values)', python: 'none' },
       precision: 'float32',
     },
-    inputs: inputs.map((input) => ({ name: input.name, dtype: input.dtype, shape: input.shape, file: 'inputs.safetensors', key: input.name, sha256: sha256(input.data) })),
+    inputs: inputs.map((input) => ({
+      name: input.name,
+      dtype: input.dtype,
+      shape: input.shape,
+      file: 'inputs.safetensors',
+      key: input.name,
+      sha256: sha256(input.data),
+    })),
     passes: manifestPasses,
     known_gaps: [],
     files,

@@ -50,7 +50,9 @@ describe('the commands', () => {
 
   it('--gate --work /proc/... exits 2 naming the location, within the bound', async () => {
     const config = tempDir('gate-config');
-    const run = await runCliBounded(['--gate', '--bundle', referenceBundle(SMALL_CASE), '--work', '/proc/ti-no-such/work'], { env: { TRACE_INSPECTOR_CONFIG_DIR: config } });
+    const run = await runCliBounded(['--gate', '--bundle', referenceBundle(SMALL_CASE), '--work', '/proc/ti-no-such/work'], {
+      env: { TRACE_INSPECTOR_CONFIG_DIR: config },
+    });
     const said = describeRefusal(run);
     expect(run.timedOut, said).toBe(false);
     expect(run.status, said).toBe(2);

@@ -9,7 +9,16 @@ import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReplyFrameSchema, type ReplyFrame } from '../../protocol/inspector-api.ts';
 import { startServe, type ServeProcess } from '../e2e/serve-harness.ts';
-import { copyBundle, hostileTargets, removeTempDirs, tempDir, userNamedVariant, variantInsideBundle, VARIANTS, type HostileTargets } from './hostile-fixtures.ts';
+import {
+  copyBundle,
+  hostileTargets,
+  removeTempDirs,
+  tempDir,
+  userNamedVariant,
+  variantInsideBundle,
+  VARIANTS,
+  type HostileTargets,
+} from './hostile-fixtures.ts';
 
 /** How long one reply may take: refusals are immediate; a prefill of the default case is seconds. */
 const REPLY_BOUND_MS = 30_000;

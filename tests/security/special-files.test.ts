@@ -26,7 +26,6 @@ import {
   type Variant,
 } from './hostile-fixtures.ts';
 
-
 interface Scenario {
   args: string[];
   /** Text the error must contain: the path as given, or the manifest field. */
@@ -90,14 +89,18 @@ const ENTRY_POINTS: EntryPoint[] = [
     name: 'capture --weights',
     prepare: (variant, scratch) => {
       const path = userNamedVariant(targets, variant, scratch, null);
-      return path === null ? null : { args: ['capture', '--bundle', referenceBundle(SMALL_CASE), '--weights', path, '--out', join(scratch, 'out')], names: [path] };
+      return path === null
+        ? null
+        : { args: ['capture', '--bundle', referenceBundle(SMALL_CASE), '--weights', path, '--out', join(scratch, 'out')], names: [path] };
     },
   },
   {
     name: 'capture --engine',
     prepare: (variant, scratch) => {
       const path = userNamedVariant(targets, variant, scratch, null);
-      return path === null ? null : { args: ['capture', '--bundle', referenceBundle(SMALL_CASE), '--engine', path, '--out', join(scratch, 'out')], names: [path] };
+      return path === null
+        ? null
+        : { args: ['capture', '--bundle', referenceBundle(SMALL_CASE), '--engine', path, '--out', join(scratch, 'out')], names: [path] };
     },
   },
   {

@@ -5,12 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBundle, type TraceBundle } from '../../main/core/bundle/bundle-reader.ts';
 import { captureRun } from '../../main/core/capture/capture-run.ts';
-import {
-  applyRecordPerturbation,
-  copyBundle,
-  RecordPerturbationError,
-  type RecordPerturbation,
-} from '../../main/core/gate/record-perturbations.ts';
+import { applyRecordPerturbation, copyBundle, RecordPerturbationError, type RecordPerturbation } from '../../main/core/gate/record-perturbations.ts';
 import { REFERENCE_ENGINE, freshTempDir, referenceBundle } from '../helpers/paths.ts';
 
 const root = freshTempDir('record-perturbations');
@@ -18,7 +13,12 @@ const cleanDir = join(root, 'clean');
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 beforeAll(async () => {
-  const result = await captureRun({ library: REFERENCE_ENGINE, referenceDir: referenceBundle('greedy'), outDir: cleanDir, command: 'test record perturbations' });
+  const result = await captureRun({
+    library: REFERENCE_ENGINE,
+    referenceDir: referenceBundle('greedy'),
+    outDir: cleanDir,
+    command: 'test record perturbations',
+  });
   await result.reference.close();
   expect(result.run.status).toBe('completed');
 });
@@ -92,9 +92,13 @@ describe('record perturbations of a copy of a native bundle', () => {
   });
 
   it('refuses what it cannot do, and never writes over a folder', async () => {
-    await expect(applyRecordPerturbation(cleanDir, { kind: 'transpose_2d', pass: 0, boundary: 'backbone.logits' })).rejects.toBeInstanceOf(RecordPerturbationError);
+    await expect(applyRecordPerturbation(cleanDir, { kind: 'transpose_2d', pass: 0, boundary: 'backbone.logits' })).rejects.toBeInstanceOf(
+      RecordPerturbationError,
+    );
     await expect(applyRecordPerturbation(cleanDir, { kind: 'round_bf16', pass: 0, boundary: 'sampler.text.token' })).rejects.toThrow(/needs an F32 record/);
-    await expect(applyRecordPerturbation(cleanDir, { kind: 'flip_bit', pass: 0, boundary: 'no.such.boundary' })).rejects.toThrow(/has no record no\.such\.boundary/);
+    await expect(applyRecordPerturbation(cleanDir, { kind: 'flip_bit', pass: 0, boundary: 'no.such.boundary' })).rejects.toThrow(
+      /has no record no\.such\.boundary/,
+    );
     const occupied = join(root, 'occupied');
     mkdirSync(occupied);
     writeFileSync(join(occupied, 'keep.txt'), 'mine');

@@ -6,12 +6,7 @@ import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadPerturbationTable } from '../../main/core/gate/perturbation-table.ts';
-import {
-  formatSelfTestReport,
-  runSelfTest,
-  type SelfTestCheck,
-  type SelfTestResult,
-} from '../../main/core/gate/self-test.ts';
+import { formatSelfTestReport, runSelfTest, type SelfTestCheck, type SelfTestResult } from '../../main/core/gate/self-test.ts';
 import { runSelfTestCommand } from '../../main/cli/commands/self-test-command.ts';
 import { embeddedDefaults } from '../../main/core/tool/tool-info.ts';
 import { BUNDLES_DIR, REFERENCE_ENGINE, freshTempDir } from '../helpers/paths.ts';
@@ -60,7 +55,12 @@ describe('the self-test with its own tables', () => {
   it.each(ENGINE_PERTURBATIONS.map((item) => [item.option, item] as const))('catches %s exactly where it first shows', (_option, expectation) => {
     const check = result.checks.find((candidate) => candidate.kind === 'engine_perturbation' && candidate.name === expectation.option);
     expect(check, expectation.option).toBeDefined();
-    expect(check?.observedSpot).toEqual({ case: expectation.case, pass: expectation.pass, boundary: expectation.boundary, kind: expectation.kind ?? check?.observedSpot?.kind });
+    expect(check?.observedSpot).toEqual({
+      case: expectation.case,
+      pass: expectation.pass,
+      boundary: expectation.boundary,
+      kind: expectation.kind ?? check?.observedSpot?.kind,
+    });
     expect(check?.seals[0]).toBe('FIDELITY: FAIL');
     expect(check?.passed).toBe(true);
   });

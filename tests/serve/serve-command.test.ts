@@ -94,10 +94,14 @@ describe('trace-inspector serve (in process, real session)', () => {
 describe('trace-inspector serve: SIGINT', () => {
   it('closes the connections, the session and its engine host on SIGINT, and the process exits 0 by itself', async () => {
     const { rendererDir } = makeRendererDir();
-    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'tests', 'serve', 'serve-signal-child.ts'), rendererDir, '--port', '0', '--work', freshTempDir('serve-signal')], {
-      cwd: REPO_ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(REPO_ROOT, 'tests', 'serve', 'serve-signal-child.ts'), rendererDir, '--port', '0', '--work', freshTempDir('serve-signal')],
+      {
+        cwd: REPO_ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
@@ -122,7 +126,10 @@ const builtRenderer = join(REPO_ROOT, 'out', 'renderer', 'index.html');
 describe('trace-inspector serve (the installed command)', () => {
   it('prints exactly one line, the URL, serves the built renderer, and exits 0 on SIGINT', async () => {
     expect(existsSync(builtRenderer), `${builtRenderer} missing: run npm run build`).toBe(true);
-    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--work', freshTempDir('serve-cli')], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--work', freshTempDir('serve-cli')], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));

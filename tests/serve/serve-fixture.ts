@@ -6,12 +6,7 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
 import WebSocket from 'ws';
-import {
-  INSPECTOR_METHODS,
-  InspectorMethodSchema,
-  type InspectorEvent,
-  type SessionSnapshot,
-} from '../../protocol/inspector-api.ts';
+import { INSPECTOR_METHODS, InspectorMethodSchema, type InspectorEvent, type SessionSnapshot } from '../../protocol/inspector-api.ts';
 import type { DispatchOutcome, ServeCore } from '../../main/serve/api-socket.ts';
 import { freshTempDir } from '../helpers/paths.ts';
 
@@ -127,7 +122,10 @@ export function rawGet(options: { host?: string; port: number; path: string; hea
 }
 
 /** Opens a WebSocket; resolves with the socket, or with the HTTP status that refused the upgrade. */
-export function openSocket(url: string, options: { headers?: Record<string, string>; origin?: string } = {}): Promise<{ socket: WebSocket } | { refused: number; body: string }> {
+export function openSocket(
+  url: string,
+  options: { headers?: Record<string, string>; origin?: string } = {},
+): Promise<{ socket: WebSocket } | { refused: number; body: string }> {
   return new Promise((resolve, reject) => {
     const socket = new WebSocket(url, { headers: options.headers ?? {}, ...(options.origin ? { origin: options.origin } : {}) });
     socket.once('open', () => resolve({ socket }));

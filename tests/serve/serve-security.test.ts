@@ -68,7 +68,14 @@ describe('serve mode: the token', () => {
   });
 
   it('refuses the document without a token or with a wrong one (403, plain text)', async () => {
-    for (const path of ['/', '/index.html', `/?token=${wrongToken}`, `/index.html?token=${token.slice(0, -1)}`, `/?token=${token}&token=${token}`, `/?tok=${token}`]) {
+    for (const path of [
+      '/',
+      '/index.html',
+      `/?token=${wrongToken}`,
+      `/index.html?token=${token.slice(0, -1)}`,
+      `/?token=${token}&token=${token}`,
+      `/?tok=${token}`,
+    ]) {
       const refused = await rawGet({ port, path });
       expect(refused.status, path).toBe(403);
       expect(refused.headers['content-type']).toBe('text/plain; charset=utf-8');
@@ -133,8 +140,12 @@ describe('serve mode: Host, Origin and interface', () => {
   it('listens on 127.0.0.1 only: another loopback address of this machine is refused', async () => {
     // Linux routes all of 127.0.0.0/8 to lo: a server bound to 0.0.0.0 (or ::) would answer
     // 127.0.0.2 too; one bound to 127.0.0.1 does not.
-    await expect(rawGet({ host: '127.0.0.2', port, path: `/?token=${token}`, headers: { Host: `127.0.0.1:${port}` } })).rejects.toMatchObject({ code: 'ECONNREFUSED' });
-    await expect(rawGet({ host: '::1', port, path: `/?token=${token}`, headers: { Host: `127.0.0.1:${port}` } })).rejects.toMatchObject({ code: expect.stringMatching(/ECONNREFUSED|EADDRNOTAVAIL|ENETUNREACH/) });
+    await expect(rawGet({ host: '127.0.0.2', port, path: `/?token=${token}`, headers: { Host: `127.0.0.1:${port}` } })).rejects.toMatchObject({
+      code: 'ECONNREFUSED',
+    });
+    await expect(rawGet({ host: '::1', port, path: `/?token=${token}`, headers: { Host: `127.0.0.1:${port}` } })).rejects.toMatchObject({
+      code: expect.stringMatching(/ECONNREFUSED|EADDRNOTAVAIL|ENETUNREACH/),
+    });
   });
 
   it('answers GET and HEAD only', async () => {
@@ -211,7 +222,9 @@ describe('serve mode: the API', () => {
     ];
     for (const [payload, code, reason] of cases) {
       const socket = await connect();
-      const closed = new Promise<{ code: number; reason: string }>((resolve) => socket.once('close', (closeCode, closeReason) => resolve({ code: closeCode, reason: closeReason.toString('utf8') })));
+      const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+        socket.once('close', (closeCode, closeReason) => resolve({ code: closeCode, reason: closeReason.toString('utf8') })),
+      );
       socket.send(payload);
       const result = await closed;
       expect(result.code).toBe(code);
@@ -237,7 +250,10 @@ describe('serve mode: the API', () => {
       expect(frame.event.type).toBe('snapshot');
       if (frame.event.type === 'snapshot') expect(frame.event.snapshot.teacherForce).toBe(true);
     }
-    expect(ReplyFrameSchema.parse(await waitFor(() => firstFrames.find((frame) => ReplyFrameSchema.safeParse(frame).success), 'the reply'))).toMatchObject({ id: 3, ok: true });
+    expect(ReplyFrameSchema.parse(await waitFor(() => firstFrames.find((frame) => ReplyFrameSchema.safeParse(frame).success), 'the reply'))).toMatchObject({
+      id: 3,
+      ok: true,
+    });
     core.emit({ type: 'progress', pass: 2, kind: 'decode', records: 17, lastBoundary: 'backbone.logits' });
     await waitFor(() => (secondFrames.filter((frame) => EventFrameSchema.safeParse(frame).success).length >= 2 ? true : undefined), 'the progress event');
     expect(secondFrames.at(-1)).toEqual({ event: { type: 'progress', pass: 2, kind: 'decode', records: 17, lastBoundary: 'backbone.logits' } });

@@ -29,7 +29,10 @@ describe('openCaptureInProgress', () => {
 
       const view = await openCaptureInProgress(dir);
       expect(view.manifestPath).toBe(join(dir, 'capture.journal.jsonl'));
-      expect(view.passes.map((pass) => [pass.index, pass.kind, pass.mode])).toEqual([[0, 'prefill', 'text'], [1, 'decode', 'text']]);
+      expect(view.passes.map((pass) => [pass.index, pass.kind, pass.mode])).toEqual([
+        [0, 'prefill', 'text'],
+        [1, 'decode', 'text'],
+      ]);
       expect(view.manifest.run?.status).toBe('aborted');
       expect(view.manifest.run?.message).toMatch(/capture in progress/);
       const during = await view.readBoundary(1, 'toy.mix');

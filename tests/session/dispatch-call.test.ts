@@ -38,7 +38,14 @@ describe('dispatchCall', () => {
     }
     const limit = await dispatchCall(t.session.handlers, 'getSpecials', { pass: 0, boundary: 'x', limit: 0 });
     expect(!limit.ok && limit.error.message).toMatch(/request\.limit/);
-    const window = await dispatchCall(t.session.handlers, 'getTensorView', { pass: 0, boundary: 'x', metric: 'abs_diff', maxRows: 8, maxCols: 8, window: { row0: -1, row1: 1, col0: 0, col1: 1 } });
+    const window = await dispatchCall(t.session.handlers, 'getTensorView', {
+      pass: 0,
+      boundary: 'x',
+      metric: 'abs_diff',
+      maxRows: 8,
+      maxCols: 8,
+      window: { row0: -1, row1: 1, col0: 0, col1: 1 },
+    });
     expect(!window.ok && window.error.message).toMatch(/request\.window\.row0/);
     const extra = await dispatchCall(t.session.handlers, 'prefill', { now: true });
     expect(!extra.ok && extra.error.code).toBe('E_REQUEST');

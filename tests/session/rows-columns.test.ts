@@ -97,12 +97,18 @@ describe('getRows columns', () => {
     const withColumn = (name: string, value: unknown): unknown => ({ ...good, columns: { ...good.columns, [name]: value } });
     // Codes one row short.
     const short = bytesToBase64((base64ToBytes(good.columns.verdict.codes) ?? new Uint8Array()).subarray(0, 299));
-    expect(refusal(withColumn('verdict', { ...good.columns.verdict, codes: short }))).toMatch(/columns\.verdict\.codes: expected 300 codes of 1 byte\(s\), got 299 bytes/);
+    expect(refusal(withColumn('verdict', { ...good.columns.verdict, codes: short }))).toMatch(
+      /columns\.verdict\.codes: expected 300 codes of 1 byte\(s\), got 299 bytes/,
+    );
     // A code outside its dictionary.
-    expect(refusal(withColumn('stage', { ...good.columns.stage, values: good.columns.stage.values.slice(0, 2) }))).toMatch(/columns\.stage\.codes: row \d+: code \d is outside the 2-value dictionary/);
+    expect(refusal(withColumn('stage', { ...good.columns.stage, values: good.columns.stage.values.slice(0, 2) }))).toMatch(
+      /columns\.stage\.codes: row \d+: code \d is outside the 2-value dictionary/,
+    );
     // Dictionary values of the wrong type, a value the enum does not allow.
     expect(refusal(withColumn('elements', { ...good.columns.elements, values: [-1] }))).toMatch(/columns\.elements\.values\.0/);
-    expect(refusal(withColumn('verdict', { ...good.columns.verdict, values: ['MAYBE', ...good.columns.verdict.values.slice(1)] }))).toMatch(/columns\.verdict\.values\.0/);
+    expect(refusal(withColumn('verdict', { ...good.columns.verdict, values: ['MAYBE', ...good.columns.verdict.values.slice(1)] }))).toMatch(
+      /columns\.verdict\.values\.0/,
+    );
     // Float and flag columns of the wrong length, and bytes that are not base64.
     expect(refusal(withColumn('maxUlp', bytesToBase64(new Uint8Array(8))))).toMatch(/columns\.maxUlp: expected 300 float64 values, got 8 bytes/);
     expect(refusal(withColumn('flags', 'AAAA'))).toMatch(/columns\.flags: expected 300 flag bytes, got 3 bytes/);

@@ -21,7 +21,16 @@ describe('audio streams judged step by step', () => {
     const { referenceDir, nativeDir } = writeDriftingDelayCase(tempDir('session-audio-stream'));
     const [reference, native] = await Promise.all([openBundle(referenceDir), openBundle(nativeDir)]);
     try {
-      const context = (): JudgeContext => ({ caseId: 'pcm', reference, oracle: null, description: PCM_DESCRIPTION, ledger: [], contracts: {}, referenceContracts: null, oracleContracts: null });
+      const context = (): JudgeContext => ({
+        caseId: 'pcm',
+        reference,
+        oracle: null,
+        description: PCM_DESCRIPTION,
+        ledger: [],
+        contracts: {},
+        referenceContracts: null,
+        oracleContracts: null,
+      });
 
       const side = { bundle: native, kind: 'bundle' as const };
       const first = (await judgePasses(pool, context(), side, [0], null)).byPass.get(0) ?? [];
@@ -37,9 +46,21 @@ describe('audio streams judged step by step', () => {
       expect(stepped[0]?.reason).toMatch(/^audio stream of detok\.pcm over passes 0-1 /);
 
       // The same rows the gate gives the finished run.
-      const whole = await judgeCase({ caseId: 'pcm', reference, native, oracle: null, description: PCM_DESCRIPTION, ledger: [], stop: null, nativeUnreadable: null, contracts: {} });
+      const whole = await judgeCase({
+        caseId: 'pcm',
+        reference,
+        native,
+        oracle: null,
+        description: PCM_DESCRIPTION,
+        ledger: [],
+        stop: null,
+        nativeUnreadable: null,
+        contracts: {},
+      });
       const byStep = [...first, ...stepped];
-      expect(byStep.map((row) => [row.pass, row.verdict, row.kind, row.reason])).toEqual(whole.verdicts.map((row) => [row.pass, row.verdict, row.kind, row.reason]));
+      expect(byStep.map((row) => [row.pass, row.verdict, row.kind, row.reason])).toEqual(
+        whole.verdicts.map((row) => [row.pass, row.verdict, row.kind, row.reason]),
+      );
     } finally {
       await Promise.all([reference.close(), native.close()]);
     }

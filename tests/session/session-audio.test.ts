@@ -101,7 +101,9 @@ describe('audioOf on the speech case', () => {
 
   it('refuses a boundary that is not PCM, naming it', async () => {
     // Only what the reference declares audio (its detok.pcm, for a bundle without an "audio" map).
-    await expect(audioOf(native, reference, 'depth.codes')).rejects.toThrow(/"depth\.codes" is not a PCM boundary: .* does not declare it audio \(declared audio boundaries: "detok\.pcm"\)/);
+    await expect(audioOf(native, reference, 'depth.codes')).rejects.toThrow(
+      /"depth\.codes" is not a PCM boundary: .* does not declare it audio \(declared audio boundaries: "detok\.pcm"\)/,
+    );
     await expect(audioOf(native, reference, 'backbone.l0.out')).rejects.toThrow(/"backbone\.l0\.out" is not a PCM boundary/);
     await expect(audioOf(native, reference, 'no.such.boundary')).rejects.toThrow(/"no\.such\.boundary" is not a PCM boundary/);
     await expect(wavOf(native, reference, 'depth.codes', 'reference')).rejects.toThrow(/depth\.codes/);

@@ -183,4 +183,3 @@ describe('one engine operation at a time', () => {
     }
   });
 });
-

@@ -67,7 +67,9 @@ describe('runLayerIsolation on the greedy case', () => {
     // The prefill is unaffected by a decode-only bug.
     expect(fromWire(row(perturbed, 0, 'backbone.l2.k_append').local.maxAbs)).toBe(fromWire(row(clean, 0, 'backbone.l2.k_append').local.maxAbs));
     // Downstream, the normal run carries what l2 added.
-    expect(fromWire(row(perturbed, 1, 'backbone.l5.out').accumulated.maxAbs)).toBeGreaterThan(100 * fromWire(row(clean, 1, 'backbone.l5.out').accumulated.maxAbs));
+    expect(fromWire(row(perturbed, 1, 'backbone.l5.out').accumulated.maxAbs)).toBeGreaterThan(
+      100 * fromWire(row(clean, 1, 'backbone.l5.out').accumulated.maxAbs),
+    );
     expect(perturbed.message).not.toMatch(/; 0 where the local error alone/);
   });
 });

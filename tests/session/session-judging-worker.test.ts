@@ -42,19 +42,42 @@ afterAll(async () => {
 
 /** What the gate says about the whole run, as `pass:boundary verdict kind maxAbs reason` lines. */
 async function gateLines(): Promise<string[]> {
-  const whole = await judgeCase({ caseId: 'judging', reference, native, oracle: null, description: catalogueFromReference(reference), ledger: [], stop: null, nativeUnreadable: null, contracts: {} });
-  return whole.verdicts.map((verdict) => `${verdict.pass}:${verdict.boundary} ${verdict.verdict} ${String(verdict.kind)} ${String(verdict.reference?.structural === null ? verdict.reference.maxAbs : null)} ${verdict.reason}`);
+  const whole = await judgeCase({
+    caseId: 'judging',
+    reference,
+    native,
+    oracle: null,
+    description: catalogueFromReference(reference),
+    ledger: [],
+    stop: null,
+    nativeUnreadable: null,
+    contracts: {},
+  });
+  return whole.verdicts.map(
+    (verdict) =>
+      `${verdict.pass}:${verdict.boundary} ${verdict.verdict} ${String(verdict.kind)} ${String(verdict.reference?.structural === null ? verdict.reference.maxAbs : null)} ${verdict.reason}`,
+  );
 }
 
 /** The session's own view of every bundle: the manifests' contracts, no map. */
 const NO_VIEWS = { reference: null, oracle: null, map: null };
 
-const rowLine = (row: BoundaryRow): string => `${row.id} ${row.verdict} ${String(row.kind)} ${String(row.maxAbs === null ? null : Number(row.maxAbs))} ${row.reason}`;
+const rowLine = (row: BoundaryRow): string =>
+  `${row.id} ${row.verdict} ${String(row.kind)} ${String(row.maxAbs === null ? null : Number(row.maxAbs))} ${row.reason}`;
 
 describe('the judging pool', () => {
-  const context = (): JudgeContext => ({ caseId: 'judging', reference, oracle: null, description: catalogueFromReference(reference), ledger: [], contracts: {}, referenceContracts: null, oracleContracts: null });
+  const context = (): JudgeContext => ({
+    caseId: 'judging',
+    reference,
+    oracle: null,
+    description: catalogueFromReference(reference),
+    ledger: [],
+    contracts: {},
+    referenceContracts: null,
+    oracleContracts: null,
+  });
 
-  it('judges every slice on a worker thread and hands the slices over in pass order; the verdicts are the gate\'s', async () => {
+  it("judges every slice on a worker thread and hands the slices over in pass order; the verdicts are the gate's", async () => {
     const slices: JudgedSlice[] = [];
     const passes = native.passes.map((pass) => pass.index);
     // The first pass alone (the first rows as early as possible), then slices of at most 500 rows.
@@ -64,7 +87,12 @@ describe('the judging pool', () => {
     expect(new Set(slices.map((slice) => slice.threadId)).size).toBeGreaterThan(1);
     for (const slice of slices) expect(slice.threadId).not.toBe(threadId);
     const all: SessionVerdict[] = passes.flatMap((pass) => judged.byPass.get(pass) ?? []);
-    expect(all.map((verdict) => `${verdict.pass}:${verdict.boundary} ${verdict.verdict} ${String(verdict.kind)} ${String(verdict.reference?.structural === null ? verdict.reference.maxAbs : null)} ${verdict.reason}`)).toEqual(await gateLines());
+    expect(
+      all.map(
+        (verdict) =>
+          `${verdict.pass}:${verdict.boundary} ${verdict.verdict} ${String(verdict.kind)} ${String(verdict.reference?.structural === null ? verdict.reference.maxAbs : null)} ${verdict.reason}`,
+      ),
+    ).toEqual(await gateLines());
     expect(judged.revised).toBe(false);
   });
 
@@ -79,10 +107,15 @@ describe('the judging pool', () => {
         data: f32Bytes(Float32Array.from([i + pass, moved && i % 400 === 9 ? 1 : 0])),
         ...(moved ? {} : { contract: faithful(1e-5, 1e-5) }),
       }));
-    const long = writePair(tempDir('judging-parts'), 'parts', [0, 1].map((pass) => ({ kind: pass === 0 ? ('prefill' as const) : ('decode' as const), mode: 'text' as const, boundaries: rows(pass, false) })), [
-      { kind: 'prefill', mode: 'text', boundaries: rows(0, true) },
-      { kind: 'decode', mode: 'audio', boundaries: rows(1, true) },
-    ]);
+    const long = writePair(
+      tempDir('judging-parts'),
+      'parts',
+      [0, 1].map((pass) => ({ kind: pass === 0 ? ('prefill' as const) : ('decode' as const), mode: 'text' as const, boundaries: rows(pass, false) })),
+      [
+        { kind: 'prefill', mode: 'text', boundaries: rows(0, true) },
+        { kind: 'decode', mode: 'audio', boundaries: rows(1, true) },
+      ],
+    );
     const [longReference, longNative] = await Promise.all([openBundle(long.referenceDir), openBundle(long.nativeDir)]);
     try {
       const description = catalogueFromReference(longReference);
@@ -95,11 +128,31 @@ describe('the judging pool', () => {
         [[1], { from: 366, to: 733 }, false],
         [[1], { from: 733, to: 1100 }, true],
       ]);
-      const context: JudgeContext = { caseId: 'parts', reference: longReference, oracle: null, description, ledger: [], contracts: {}, referenceContracts: null, oracleContracts: null };
+      const context: JudgeContext = {
+        caseId: 'parts',
+        reference: longReference,
+        oracle: null,
+        description,
+        ledger: [],
+        contracts: {},
+        referenceContracts: null,
+        oracleContracts: null,
+      };
       const judged = await judgePasses(pool, context, { bundle: longNative, kind: 'bundle' }, [0, 1], null);
       const parts = [0, 1].flatMap((pass) => judged.byPass.get(pass) ?? []);
-      const whole = await judgeCase({ caseId: 'parts', reference: longReference, native: longNative, oracle: null, description, ledger: [], stop: null, nativeUnreadable: null, contracts: {} });
-      const line = (verdict: { pass: number; boundary: string; verdict: string; kind: string | null; reason: string }): string => `${verdict.pass}:${verdict.boundary} ${verdict.verdict} ${String(verdict.kind)} ${verdict.reason}`;
+      const whole = await judgeCase({
+        caseId: 'parts',
+        reference: longReference,
+        native: longNative,
+        oracle: null,
+        description,
+        ledger: [],
+        stop: null,
+        nativeUnreadable: null,
+        contracts: {},
+      });
+      const line = (verdict: { pass: number; boundary: string; verdict: string; kind: string | null; reason: string }): string =>
+        `${verdict.pass}:${verdict.boundary} ${verdict.verdict} ${String(verdict.kind)} ${verdict.reason}`;
       expect(parts.map(line)).toEqual(whole.verdicts.map(line));
       expect(parts.filter((verdict) => verdict.kind === 'pass').map((verdict) => `${verdict.pass}:${verdict.boundary}`)).toEqual(['1:(pass)']);
       expect(parts.filter((verdict) => verdict.verdict === 'FAIL' && verdict.kind !== 'pass')).toHaveLength(6);
@@ -112,7 +165,22 @@ describe('the judging pool', () => {
     const forged = bundleRef(native);
     const files = forged.files.map((file, i) => (i === 1 ? { ...file, sha256: '0'.repeat(64) } : file));
     const failure = await pool
-      .judge({ job: { caseId: 'judging', reference: bundleRef(reference), oracle: null, native: { ...forged, files }, description: catalogueFromReference(reference), ledger: [], stop: null, nativeUnreadable: null, views: NO_VIEWS }, slices: [{ passes: [0], range: null, completes: true }], onSlice: () => undefined, audioRows: () => null })
+      .judge({
+        job: {
+          caseId: 'judging',
+          reference: bundleRef(reference),
+          oracle: null,
+          native: { ...forged, files },
+          description: catalogueFromReference(reference),
+          ledger: [],
+          stop: null,
+          nativeUnreadable: null,
+          views: NO_VIEWS,
+        },
+        slices: [{ passes: [0], range: null, completes: true }],
+        onSlice: () => undefined,
+        audioRows: () => null,
+      })
       .then(
         () => null,
         (error: unknown) => error,
@@ -124,10 +192,25 @@ describe('the judging pool', () => {
     expect(judged.byPass.get(0)).toHaveLength(PER_PASS);
   });
 
-  it('a folder that holds no bundle fails the job with the reader\'s error naming the file', async () => {
+  it("a folder that holds no bundle fails the job with the reader's error naming the file", async () => {
     const missing = { ...bundleRef(native), dir: `${pair.nativeDir}-gone` };
     const failure = await pool
-      .judge({ job: { caseId: 'judging', reference: bundleRef(reference), oracle: null, native: missing, description: catalogueFromReference(reference), ledger: [], stop: null, nativeUnreadable: null, views: NO_VIEWS }, slices: [{ passes: [0], range: null, completes: true }], onSlice: () => undefined, audioRows: () => null })
+      .judge({
+        job: {
+          caseId: 'judging',
+          reference: bundleRef(reference),
+          oracle: null,
+          native: missing,
+          description: catalogueFromReference(reference),
+          ledger: [],
+          stop: null,
+          nativeUnreadable: null,
+          views: NO_VIEWS,
+        },
+        slices: [{ passes: [0], range: null, completes: true }],
+        onSlice: () => undefined,
+        audioRows: () => null,
+      })
       .then(
         () => null,
         (error: unknown) => error,
@@ -200,7 +283,7 @@ describe('bundles kept open on the workers', () => {
 });
 
 describe('opening a run in the session', () => {
-  it('streams the rows while judging: partial rows reach a client and the session answers before the open returns; the rows equal the gate\'s', async () => {
+  it("streams the rows while judging: partial rows reach a client and the session answers before the open returns; the rows equal the gate's", async () => {
     const t = openSession('judging-stream');
     try {
       await t.call('openBundle', { dir: pair.referenceDir });
@@ -252,7 +335,22 @@ describe('opening a run in the session', () => {
     const dying = new JudgePool(judge);
     try {
       const failure = await dying
-        .judge({ job: { caseId: 'judging', reference: bundleRef(reference), oracle: null, native: bundleRef(native), description: catalogueFromReference(reference), ledger: [], stop: null, nativeUnreadable: null, views: NO_VIEWS }, slices: [{ passes: [0], range: null, completes: true }], onSlice: () => undefined, audioRows: () => null })
+        .judge({
+          job: {
+            caseId: 'judging',
+            reference: bundleRef(reference),
+            oracle: null,
+            native: bundleRef(native),
+            description: catalogueFromReference(reference),
+            ledger: [],
+            stop: null,
+            nativeUnreadable: null,
+            views: NO_VIEWS,
+          },
+          slices: [{ passes: [0], range: null, completes: true }],
+          onSlice: () => undefined,
+          audioRows: () => null,
+        })
         .then(
           () => null,
           (error: unknown) => error,

@@ -48,7 +48,11 @@ describe('a run whose engine emits depth.in transposed (prefill_1tok)', () => {
       }),
     );
     const nativeDir = result.cases[0]?.nativeDir ?? '';
-    [reference, oracle, native] = await Promise.all([openBundle(referenceBundle('prefill_1tok')), openBundle(oracleBundle('prefill_1tok')), openBundle(nativeDir)]);
+    [reference, oracle, native] = await Promise.all([
+      openBundle(referenceBundle('prefill_1tok')),
+      openBundle(oracleBundle('prefill_1tok')),
+      openBundle(nativeDir),
+    ]);
     provenance = ProvenanceSchema.parse(
       await provenanceOf({ reference, oracle, native, verdicts: result.cases[0]?.verdicts ?? [], passesRun: reference.passes.map((pass) => pass.index) }),
     );
@@ -84,7 +88,11 @@ describe('a run whose engine emits depth.in transposed (prefill_1tok)', () => {
     const inputNames = manifest.inputs.map((input) => `input:${input.name}`);
     expect(names(provenance.inventory.consumed).filter((name) => name.startsWith('input:'))).toEqual(inputNames);
     const records = manifest.passes.flatMap((pass) => pass.boundaries.map((boundary) => `${pass.index}:${boundary.name}`));
-    const listed = [...names(provenance.inventory.consumed).filter((name) => !name.startsWith('input:')), ...names(provenance.inventory.notConsumed), ...names(provenance.inventory.rejected)];
+    const listed = [
+      ...names(provenance.inventory.consumed).filter((name) => !name.startsWith('input:')),
+      ...names(provenance.inventory.notConsumed),
+      ...names(provenance.inventory.rejected),
+    ];
     expect(listed.sort()).toEqual([...records].sort());
     const passing = result.cases[0]?.verdicts.find((verdict) => verdict.verdict === 'PASS');
     expect(entry(provenance.inventory.consumed, `${passing?.pass}:${passing?.boundary}`)?.what).toMatch(/compared under its contract: PASS$/);
@@ -111,7 +119,9 @@ describe('a run whose engine crashes (toy case, segv engine)', () => {
   it('lists what the engine never emitted as not consumed, naming the crash', async () => {
     const root = tempDir('provenance-segv');
     const toy = writeToyCase(root);
-    const result = await runGate(gateOptions({ library: SEGV_ENGINE, cases: [{ referenceDir: toy.referenceDir, oracleDir: null }], workDir: join(root, 'work') }));
+    const result = await runGate(
+      gateOptions({ library: SEGV_ENGINE, cases: [{ referenceDir: toy.referenceDir, oracleDir: null }], workDir: join(root, 'work') }),
+    );
     const [reference, native] = await Promise.all([openBundle(toy.referenceDir), openBundle(result.cases[0]?.nativeDir ?? '')]);
     try {
       const provenance = await provenanceOf({ reference, oracle: null, native, verdicts: result.cases[0]?.verdicts ?? [], passesRun: [0, 1] });
@@ -129,7 +139,9 @@ describe('native evidence whose bytes changed after capture', () => {
   it('rejects the record whose digest fails, with the digest named', async () => {
     const root = tempDir('provenance-digest');
     const toy = writeToyCase(root);
-    const result = await runGate(gateOptions({ library: TOY_ENGINE, cases: [{ referenceDir: toy.referenceDir, oracleDir: null }], workDir: join(root, 'work') }));
+    const result = await runGate(
+      gateOptions({ library: TOY_ENGINE, cases: [{ referenceDir: toy.referenceDir, oracleDir: null }], workDir: join(root, 'work') }),
+    );
     const nativeDir = join(root, 'tampered');
     cpSync(result.cases[0]?.nativeDir ?? '', nativeDir, { recursive: true });
     // Flip one byte inside pass 1's toy.mix tensor: same size, so the bundle still opens unverified.
@@ -155,7 +167,17 @@ describe('native evidence whose bytes changed after capture', () => {
     await host.close();
     const [reference, native] = await Promise.all([openBundle(toy.referenceDir), openBundle(nativeDir, { verify: 'none' })]);
     try {
-      const judged = await judgeCase({ caseId: 'toy', reference, native, oracle: null, description, ledger: [], stop: null, nativeUnreadable: null, contracts: {} });
+      const judged = await judgeCase({
+        caseId: 'toy',
+        reference,
+        native,
+        oracle: null,
+        description,
+        ledger: [],
+        stop: null,
+        nativeUnreadable: null,
+        contracts: {},
+      });
       const provenance = await provenanceOf({ reference, oracle: null, native, verdicts: judged.verdicts, passesRun: [0, 1, 2] });
       expect(names(provenance.inventory.rejected)).toEqual(['1:toy.mix']);
       expect(provenance.inventory.rejected[0]?.why).toMatch(/^evidence unreadable: .*sha256/);

@@ -166,7 +166,9 @@ describe('exportSessionReceipt with a given key, then a changed subject file', (
     const result = await verifyReceiptText({ envelope: exported.envelope, publicKeyPem });
     expect(result.ok).toBe(false);
     expect(firstFailure(result)).toBe('subject libti_reference.so');
-    expect(check(result, 'subject libti_reference.so').detail).toMatch(new RegExp(`^changed: ${library} has sha256 [0-9a-f]{64}, the receipt says [0-9a-f]{64}$`));
+    expect(check(result, 'subject libti_reference.so').detail).toMatch(
+      new RegExp(`^changed: ${library} has sha256 [0-9a-f]{64}, the receipt says [0-9a-f]{64}$`),
+    );
     expect(check(result, 'signature').ok).toBe(true);
     expect(check(result, `subject ${CASE}/reference/manifest.json`).ok).toBe(true);
     // Verifying with the default key instead: that is another signer.

@@ -143,7 +143,7 @@ describe('the rows log', () => {
     expect([105, 106].map((since) => log.appendedFrom(since))).toEqual([null, 0]);
   });
 
-  it('two sessions start at different versions, so one session\'s version is unknown to the other', () => {
+  it("two sessions start at different versions, so one session's version is unknown to the other", () => {
     const versions = new Set(Array.from({ length: 8 }, () => new RowsLog().version));
     expect(versions.size).toBeGreaterThan(1);
   });
@@ -207,6 +207,8 @@ describe('pcm rows', () => {
     } finally {
       await declared.close();
     }
-    await expect(declare({ 'grid.pcm': { sample_rate: 16000 } })).rejects.toThrow(/audio\["grid\.pcm"\]: declared audio, but pass 0 records "grid\.pcm" as F32 \[2, 2\]/);
+    await expect(declare({ 'grid.pcm': { sample_rate: 16000 } })).rejects.toThrow(
+      /audio\["grid\.pcm"\]: declared audio, but pass 0 records "grid\.pcm" as F32 \[2, 2\]/,
+    );
   });
 });

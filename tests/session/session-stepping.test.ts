@@ -121,10 +121,26 @@ describe('stepping the embedded default', () => {
     const description = host.description;
     await host.close();
     try {
-      const ledger = await loadLedger([{ caseId: 'interleaved', referenceDir: referenceBundle('interleaved'), manifestPath: reference.manifestPath, manifest: reference.manifest }], null);
-      const whole = await judgeCase({ caseId: 'interleaved', reference, native, oracle, description, ledger: ledger.entries, stop: null, nativeUnreadable: null, contracts: {} });
+      const ledger = await loadLedger(
+        [{ caseId: 'interleaved', referenceDir: referenceBundle('interleaved'), manifestPath: reference.manifestPath, manifest: reference.manifest }],
+        null,
+      );
+      const whole = await judgeCase({
+        caseId: 'interleaved',
+        reference,
+        native,
+        oracle,
+        description,
+        ledger: ledger.entries,
+        stop: null,
+        nativeUnreadable: null,
+        contracts: {},
+      });
       expect(rowsAtEnd.map((row) => `${row.id} ${row.verdict} ${String(row.maxAbs)}`)).toEqual(
-        whole.verdicts.map((verdict) => `${verdict.pass}:${verdict.boundary} ${verdict.verdict} ${String(verdict.reference?.structural === null ? verdict.reference.maxAbs : null)}`),
+        whole.verdicts.map(
+          (verdict) =>
+            `${verdict.pass}:${verdict.boundary} ${verdict.verdict} ${String(verdict.reference?.structural === null ? verdict.reference.maxAbs : null)}`,
+        ),
       );
     } finally {
       await Promise.all([reference.close(), oracle.close(), native.close()]);

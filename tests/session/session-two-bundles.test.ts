@@ -55,7 +55,9 @@ async function twoBundles(label: string, reference: string, candidate: string): 
   return { t, snapshot: await t.call('openRun', { dir: candidate }) };
 }
 
-const Statement = z.object({ subject: z.array(z.object({ name: z.string(), digest: z.object({ sha256: z.string() }) })), predicate: z.object({ mode: z.string() }).loose() }).loose();
+const Statement = z
+  .object({ subject: z.array(z.object({ name: z.string(), digest: z.object({ sha256: z.string() }) })), predicate: z.object({ mode: z.string() }).loose() })
+  .loose();
 function subjectsOf(envelope: string): Map<string, string> {
   const payload = z.object({ payload: z.string() }).loose().parse(JSON.parse(envelope)).payload;
   const statement = Statement.parse(JSON.parse(Buffer.from(payload, 'base64').toString('utf8')));
@@ -161,9 +163,14 @@ describe('two captures of the reference engine in one session, no engine', () =>
       const mapped = await t.call('setMapFile', { file: map });
       expect(mapped.comparison.mapFile).toEqual({ path: map, name: 'rename.map.json', sha256: sha256(map), entries: 2 });
       expect(mapped.counts.PASS).toBe(mapped.rowCount);
-      expect(mapped.rowCount).toBe((await twoBundlesRowCount(first, second)));
+      expect(mapped.rowCount).toBe(await twoBundlesRowCount(first, second));
       expect(mapped.comparison.map?.mapped.length).toBe(12);
-      expect(mapped.comparison.map?.mapped).toContainEqual({ candidate: 'layers.0.out', reference: 'backbone.l0.out', transform: null, passes: expect.any(Number) });
+      expect(mapped.comparison.map?.mapped).toContainEqual({
+        candidate: 'layers.0.out',
+        reference: 'backbone.l0.out',
+        transform: null,
+        passes: expect.any(Number),
+      });
       expect(mapped.comparison.map?.unmapped).toEqual([]);
       // The views read the candidate's tensor under the reference's name.
       const element = await t.call('getElement', { pass: 0, boundary: 'backbone.l0.out', flatIndex: 0 });
@@ -197,7 +204,14 @@ describe('two captures of the reference engine in one session, no engine', () =>
       });
       const snapshot = await t.call('setMapFile', { file: map });
       const unmapped = snapshot.comparison.map?.unmapped ?? [];
-      expect(unmapped.map((row) => row.candidate).sort()).toEqual(['layers.0.mixer.out', 'layers.1.mixer.out', 'layers.2.mixer.out', 'layers.3.mixer.out', 'layers.4.mixer.out', 'layers.5.mixer.out']);
+      expect(unmapped.map((row) => row.candidate).sort()).toEqual([
+        'layers.0.mixer.out',
+        'layers.1.mixer.out',
+        'layers.2.mixer.out',
+        'layers.3.mixer.out',
+        'layers.4.mixer.out',
+        'layers.5.mixer.out',
+      ]);
       expect(unmapped.every((row) => row.reason === 'the port fuses the mixer into the layer' && row.passes > 0)).toBe(true);
       // The reference still expects its mixer outputs: they are missing on the candidate's side, not passed.
       const rows = await rowsOf(t);
@@ -336,14 +350,22 @@ describe('bad comparison files are refused, naming the file and the field, and c
     const { t, snapshot: before } = await twoBundles('bad-contracts', first, perturbed);
     try {
       const rowsBefore = await rowsOf(t);
-      const schema = writeJson('bad-schema.contracts.json', { schema: 'trace-inspector.contracts', schema_version: 1, rules: [{ boundaries: '*', contract: 'almost_exact' }] });
+      const schema = writeJson('bad-schema.contracts.json', {
+        schema: 'trace-inspector.contracts',
+        schema_version: 1,
+        rules: [{ boundaries: '*', contract: 'almost_exact' }],
+      });
       const refused = await failureOf(t.call('setContractsFile', { file: schema }));
       expect(refused.code).toBe('E_BUNDLE');
       expect(refused.message).toContain(`${schema}: rules[0].contract`);
       await unchanged(t, before, rowsBefore);
 
       // faithful_from_k on an integer boundary (the sampled tokens) cannot apply: found when applied, not when parsed.
-      const integer = writeJson('integer.contracts.json', { schema: 'trace-inspector.contracts', schema_version: 1, rules: [{ boundaries: '*', contract: { faithful_from_k: 8 } }] });
+      const integer = writeJson('integer.contracts.json', {
+        schema: 'trace-inspector.contracts',
+        schema_version: 1,
+        rules: [{ boundaries: '*', contract: { faithful_from_k: 8 } }],
+      });
       const notApplicable = await failureOf(t.call('setContractsFile', { file: integer }));
       expect(notApplicable.code).toBe('E_BUNDLE');
       expect(notApplicable.message).toContain(`${integer}: rules[0].contract`);
@@ -363,13 +385,21 @@ describe('bad comparison files are refused, naming the file and the field, and c
     const { t, snapshot: before } = await twoBundles('bad-map', first, renamed);
     try {
       const rowsBefore = await rowsOf(t);
-      const permute = writeJson('bad-permute.map.json', { schema: 'trace-inspector.boundary-map', schema_version: 1, map: [{ candidate: 'layers.{i}.out', reference: 'backbone.l{i}.out', permute: [0, 0] }] });
+      const permute = writeJson('bad-permute.map.json', {
+        schema: 'trace-inspector.boundary-map',
+        schema_version: 1,
+        map: [{ candidate: 'layers.{i}.out', reference: 'backbone.l{i}.out', permute: [0, 0] }],
+      });
       const refused = await failureOf(t.call('setMapFile', { file: permute }));
       expect(refused.code).toBe('E_BUNDLE');
       expect(refused.message).toContain(`${permute}: map[0].permute`);
       await unchanged(t, before, rowsBefore);
 
-      const collide = writeJson('collide.map.json', { schema: 'trace-inspector.boundary-map', schema_version: 1, map: [{ candidate: 'layers.*', reference: 'backbone.l0.out' }] });
+      const collide = writeJson('collide.map.json', {
+        schema: 'trace-inspector.boundary-map',
+        schema_version: 1,
+        map: [{ candidate: 'layers.*', reference: 'backbone.l0.out' }],
+      });
       const collision = await failureOf(t.call('setMapFile', { file: collide }));
       expect(collision.code).toBe('E_BUNDLE');
       expect(collision.message).toContain(`${collide}: map[0].reference`);
@@ -412,7 +442,11 @@ describe('what the two-bundle session refuses', () => {
       const otherCase = await failureOf(t.call('openRun', { dir: referenceBundle('greedy') }));
       expect(otherCase.code).toBe('E_BUNDLE');
       expect(otherCase.message).toContain('case.id: is "greedy"');
-      const map = writeJson('live.map.json', { schema: 'trace-inspector.boundary-map', schema_version: 1, unmapped: [{ candidate: 'debug.*', reason: 'probes' }] });
+      const map = writeJson('live.map.json', {
+        schema: 'trace-inspector.boundary-map',
+        schema_version: 1,
+        unmapped: [{ candidate: 'debug.*', reason: 'probes' }],
+      });
       await t.call('setMapFile', { file: map });
       const live = await failureOf(t.call('prefill', {}));
       expect(live.code).toBe('E_STATE');

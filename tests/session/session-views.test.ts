@@ -61,7 +61,9 @@ describe('session views', () => {
   });
 
   it('the heatmap of a row reports its worst difference as the row does', async () => {
-    const row = rows.find((candidate) => candidate.dtype === 'F32' && candidate.maxAbs !== null && candidate.elements > 1 && !candidate.badges.nan && !candidate.badges.inf);
+    const row = rows.find(
+      (candidate) => candidate.dtype === 'F32' && candidate.maxAbs !== null && candidate.elements > 1 && !candidate.badges.nan && !candidate.badges.inf,
+    );
     expect(row).toBeDefined();
     const view = await t.call('getTensorView', { pass: row?.pass ?? 0, boundary: row?.boundary ?? '', metric: 'abs_diff', maxRows: 4, maxCols: 4 });
     expect(fromWire(view.max)).toBe(fromWire(row?.maxAbs ?? 0));

@@ -22,8 +22,18 @@ describe('viewWire', () => {
     expect(SeriesSchema.safeParse(wire).success).toBe(true);
   });
 
-  it('converts an element\'s distances and the error-stats scatter, and -0 stays a number', () => {
-    const element = viewWire.element({ pass: 1, boundary: 'b', dtype: 'F32', flatIndex: 0, index: [0], reference: null, native: null, absDiff: Infinity, ulp: null });
+  it("converts an element's distances and the error-stats scatter, and -0 stays a number", () => {
+    const element = viewWire.element({
+      pass: 1,
+      boundary: 'b',
+      dtype: 'F32',
+      flatIndex: 0,
+      index: [0],
+      reference: null,
+      native: null,
+      absDiff: Infinity,
+      ulp: null,
+    });
     expect(element.absDiff).toBe('Infinity');
     expect(element.ulp).toBeNull();
     expect(ElementSchema.safeParse(element).success).toBe(true);

@@ -108,7 +108,10 @@ export async function runCaptureCommand(argv: readonly string[], io: CliIO, comm
   let caseId: string;
   let referenceContracts;
   try {
-    referenceContracts = await contractSourceOf({ contractsFile: args.contracts === undefined ? null : resolve(io.cwd, args.contracts), contract: args.contract ?? null });
+    referenceContracts = await contractSourceOf({
+      contractsFile: args.contracts === undefined ? null : resolve(io.cwd, args.contracts),
+      contract: args.contract ?? null,
+    });
     // Verified in full here (every file and tensor digest, its padding), once: the capture then
     // opens it without hashing every file again.
     const opened = await openBundle(referenceDir, { checkPadding: true });
@@ -249,7 +252,9 @@ export async function runCaptureCommand(argv: readonly string[], io: CliIO, comm
       } finally {
         await isolatedBundle.close();
       }
-      human(`isolated bundle: ${isolated.dir}${isolated.run?.status === 'completed' ? '' : ` (${isolated.run?.status ?? 'not run'}: ${isolated.run?.message ?? ''})`}\n`);
+      human(
+        `isolated bundle: ${isolated.dir}${isolated.run?.status === 'completed' ? '' : ` (${isolated.run?.status ?? 'not run'}: ${isolated.run?.message ?? ''})`}\n`,
+      );
     } else if (isolated) {
       human(`isolated bundle: not captured: ${isolated.skipped ?? isolated.run?.message ?? 'unknown reason'}\n`);
     }
@@ -258,9 +263,7 @@ export async function runCaptureCommand(argv: readonly string[], io: CliIO, comm
     await result.reference.close();
   }
   if (result.run.status !== 'completed') {
-    human(
-      `run ${result.run.status} in pass ${result.run.last_pass ?? '?'} after boundary ${result.run.last_boundary ?? '(none)'}: ${result.run.message}\n`,
-    );
+    human(`run ${result.run.status} in pass ${result.run.last_pass ?? '?'} after boundary ${result.run.last_boundary ?? '(none)'}: ${result.run.message}\n`);
     return emit(comparison, EXIT_FAILURE);
   }
   return emit(comparison, EXIT_OK);
@@ -284,7 +287,15 @@ function captureReport(
     passes: result.passes,
     comparison: comparison === null ? null : { summary: comparison.summary, rows: comparison.rows },
     teacher_forcing: result.teacherForcing ?? null,
-    isolated: result.isolated === undefined ? null : { dir: result.isolated.dir, bundle: result.isolated.manifestPath === null ? null : result.isolated.dir, run: result.isolated.run, skipped: result.isolated.skipped },
+    isolated:
+      result.isolated === undefined
+        ? null
+        : {
+            dir: result.isolated.dir,
+            bundle: result.isolated.manifestPath === null ? null : result.isolated.dir,
+            run: result.isolated.run,
+            skipped: result.isolated.skipped,
+          },
   };
 }
 

@@ -56,7 +56,9 @@ export async function runCheckCommand(argv: readonly string[], io: CliIO): Promi
       try {
         writeFileSync(out, json, { flag: 'wx' });
       } catch (error) {
-        throw new InputError(`check: --json ${out}: ${(error as NodeJS.ErrnoException).code === 'EEXIST' ? 'exists already (reports are never overwritten)' : (error as Error).message}`);
+        throw new InputError(
+          `check: --json ${out}: ${(error as NodeJS.ErrnoException).code === 'EEXIST' ? 'exists already (reports are never overwritten)' : (error as Error).message}`,
+        );
       }
     }
   }

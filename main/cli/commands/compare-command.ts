@@ -82,7 +82,8 @@ export async function runCompareCommand(argv: readonly string[], io: CliIO): Pro
     ...(args.junit !== undefined ? [['--junit', resolve(io.cwd, args.junit)]] : []),
   ] as [string, string][];
   for (const [flag, path] of outputs) {
-    if (existsSync(path)) throw new InputError(`compare: ${flag} ${path} already exists; compare never overwrites its outputs (choose another path or move it away)`);
+    if (existsSync(path))
+      throw new InputError(`compare: ${flag} ${path} already exists; compare never overwrites its outputs (choose another path or move it away)`);
   }
   for (const [index, [flag, path]] of outputs.entries()) {
     const clash = outputs.findIndex(([, other]) => other === path);
@@ -119,7 +120,9 @@ export async function runCompareCommand(argv: readonly string[], io: CliIO): Pro
     junit: args.junit === undefined ? undefined : resolve(io.cwd, args.junit),
     receipt,
     writeReceipt: (path) => writeCompareReceipt(result, path, key.privateKey),
-    notices: (result.comparison.map?.unmapped ?? []).map((row) => `::notice title=trace-inspector compare: unmapped on purpose::${row.candidate}: ${row.reason}`),
+    notices: (result.comparison.map?.unmapped ?? []).map(
+      (row) => `::notice title=trace-inspector compare: unmapped on purpose::${row.candidate}: ${row.reason}`,
+    ),
   });
   humanChannel(io, args.json)(formatHumanReport(result, { files, header: compareHeader(result) }));
   if (writeFailed) {

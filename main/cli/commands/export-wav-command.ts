@@ -44,11 +44,15 @@ export async function runExportWavCommand(argv: readonly string[], io: CliIO): P
   let boundary = args.boundary ?? '';
   try {
     const bundle = await openBundle(bundleDir);
-    const reference = referenceDir === null ? null : await openBundle(referenceDir).catch(async (error: unknown) => {
-      await bundle.close();
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new InputError(`export-wav: --reference ${referenceDir}: not a bundle folder (${(error as Error).message})`);
-      throw error;
-    });
+    const reference =
+      referenceDir === null
+        ? null
+        : await openBundle(referenceDir).catch(async (error: unknown) => {
+            await bundle.close();
+            if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+              throw new InputError(`export-wav: --reference ${referenceDir}: not a bundle folder (${(error as Error).message})`);
+            throw error;
+          });
     try {
       const declaring = reference ?? bundle;
       if (args.boundary === undefined) {

@@ -171,14 +171,19 @@ export function signingKey(args: { key?: string | undefined }, io: CliIO, label 
 
 export async function runGateCommand(argv: readonly string[], io: CliIO, commandLine: string): Promise<number> {
   // The self-test has its own flags (main/core/gate/self-test.ts): hand it the rest as is.
-  if (argv.includes('--self-test')) return runSelfTestCommand(argv.filter((arg) => arg !== '--self-test'), io);
+  if (argv.includes('--self-test'))
+    return runSelfTestCommand(
+      argv.filter((arg) => arg !== '--self-test'),
+      io,
+    );
   const args = parseGateArgs(argv);
 
   const defaults = embeddedDefaults();
   const library = resolve(io.cwd, args.engine ?? defaults.engineLibrary);
   let cases: GateCase[];
   if (args.bundle.length === 0) {
-    if (args.oracle !== undefined) throw new InputError('--oracle names the oracle of one --bundle; without --bundle every committed case uses its own oracle-f64 folder');
+    if (args.oracle !== undefined)
+      throw new InputError('--oracle names the oracle of one --bundle; without --bundle every committed case uses its own oracle-f64 folder');
     cases = await committedCases(defaults.bundlesDir);
   } else {
     if (args.oracle !== undefined && args.bundle.length > 1) {
@@ -189,7 +194,8 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
       const oracleDir = args.oracle !== undefined ? resolve(io.cwd, args.oracle) : siblingOracle(referenceDir);
       return { referenceDir, oracleDir };
     });
-    if (args.oracle !== undefined && !hasManifest(resolve(io.cwd, args.oracle))) throw new InputError(`--oracle ${args.oracle}: no manifest.json there; expected an oracle-f64 bundle folder`);
+    if (args.oracle !== undefined && !hasManifest(resolve(io.cwd, args.oracle)))
+      throw new InputError(`--oracle ${args.oracle}: no manifest.json there; expected an oracle-f64 bundle folder`);
   }
 
   let shard: ShardSpec | undefined;
@@ -199,7 +205,8 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
     } catch (error) {
       throw new InputError((error as Error).message);
     }
-    if (args.json === undefined) throw new InputError(`--shard ${args.shard} needs --json <file>: the shard's result, which \`trace-inspector merge\` combines with the others`);
+    if (args.json === undefined)
+      throw new InputError(`--shard ${args.shard} needs --json <file>: the shard's result, which \`trace-inspector merge\` combines with the others`);
   }
 
   const workDir = resolve(io.cwd, args.work ?? join('runs', `gate-${timestamp()}`));
@@ -218,7 +225,10 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
   if (args.contracts !== undefined && args.contract !== undefined) throw new InputError('--gate: give --contracts FILE or --contract bit_exact, not both');
   let supplied;
   try {
-    supplied = await contractSourceOf({ contractsFile: args.contracts === undefined ? null : resolve(io.cwd, args.contracts), contract: args.contract ?? null });
+    supplied = await contractSourceOf({
+      contractsFile: args.contracts === undefined ? null : resolve(io.cwd, args.contracts),
+      contract: args.contract ?? null,
+    });
   } catch (error) {
     if (error instanceof InputError) throw error.within('--gate');
     throw error;

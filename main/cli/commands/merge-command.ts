@@ -46,7 +46,10 @@ export async function runMergeCommand(argv: readonly string[], io: CliIO): Promi
   const args = parseCommandArgs('merge', argv, MergeArgsSchema, { positionals: 'positionals' });
   const receipt = resolve(io.cwd, args.receipt ?? 'merged.receipt.dsse.json');
   const json = args.json === undefined ? null : resolve(io.cwd, args.json);
-  for (const [flag, path] of [['--receipt', receipt], ['--json', json]] as const) {
+  for (const [flag, path] of [
+    ['--receipt', receipt],
+    ['--json', json],
+  ] as const) {
     if (path !== null && existsSync(path)) throw new InputError(`${flag} ${path} already exists; merge never overwrites its outputs`);
   }
   let privateKey: KeyObject;

@@ -48,7 +48,9 @@ export async function runRecoverCommand(argv: readonly string[], io: CliIO): Pro
   }
   const lock = readCaptureLock(dir);
   if (lock !== null && lockHolderAlive(lock)) {
-    throw new InputError(`recover: ${dir}: a capture is still writing here (pid ${lock.pid}, started ${lock.started_at}); stop it first (Ctrl+C finishes it as aborted)`);
+    throw new InputError(
+      `recover: ${dir}: a capture is still writing here (pid ${lock.pid}, started ${lock.started_at}); stop it first (Ctrl+C finishes it as aborted)`,
+    );
   }
   let manifestPath: string;
   try {
@@ -72,7 +74,9 @@ export async function runRecoverCommand(argv: readonly string[], io: CliIO): Pro
     const records = bundle.passes.reduce((sum, pass) => sum + pass.boundaries.length, 0);
     const run = bundle.manifest.run;
     await bundle.close();
-    io.stdout(`recovered ${dir}: ${passes} pass${passes === 1 ? '' : 'es'}, ${records} records; run ${run?.status ?? 'unknown'}: ${run?.message ?? ''}\n${manifestPath}\n`);
+    io.stdout(
+      `recovered ${dir}: ${passes} pass${passes === 1 ? '' : 'es'}, ${records} records; run ${run?.status ?? 'unknown'}: ${run?.message ?? ''}\n${manifestPath}\n`,
+    );
   } catch (error) {
     if (error instanceof BundleError) throw new InputError(`recover: the recovered bundle does not open: ${error.message}`);
     throw error;

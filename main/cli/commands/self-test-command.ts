@@ -39,7 +39,12 @@ const SelfTestArgsSchema = z.object({
 
 function parseSelfTestArgs(argv: readonly string[]): z.infer<typeof SelfTestArgsSchema> {
   // `--gate --self-test` may hand its whole argv over: those two flags are the command itself.
-  return parseCommandArgs('--self-test', argv.filter((arg) => arg !== '--gate' && arg !== '--self-test'), SelfTestArgsSchema, { hint: ' (the self-test takes --engine, --perturbations, --weights, --work, --isolation and --timeout)' });
+  return parseCommandArgs(
+    '--self-test',
+    argv.filter((arg) => arg !== '--gate' && arg !== '--self-test'),
+    SelfTestArgsSchema,
+    { hint: ' (the self-test takes --engine, --perturbations, --weights, --work, --isolation and --timeout)' },
+  );
 }
 
 /**
@@ -74,7 +79,10 @@ export async function runSelfTestCommand(argv: readonly string[], io: CliIO): Pr
       ...(args.weights !== undefined ? { weightsPath: resolve(io.cwd, args.weights) } : {}),
       progress: (event) => {
         if (event.kind === 'start') io.stderr(`self-test: ${event.checks} checks, work folder ${workDir}\n`);
-        else io.stderr(`self-test: [${event.done}/${event.total}] ${event.check.passed ? 'ok    ' : 'FAILED'} ${event.check.name} (${seconds(event.check.durationMs)})\n`);
+        else
+          io.stderr(
+            `self-test: [${event.done}/${event.total}] ${event.check.passed ? 'ok    ' : 'FAILED'} ${event.check.name} (${seconds(event.check.durationMs)})\n`,
+          );
       },
     });
   } catch (error) {

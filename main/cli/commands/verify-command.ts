@@ -98,7 +98,9 @@ export async function runVerifyCommand(argv: readonly string[], io: CliIO): Prom
     try {
       info = await stat(resolve(io.cwd, given));
     } catch (error) {
-      throw new InputError(`verify: --subjects ${given}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or folder' : `cannot be read (${(error as Error).message})`}`);
+      throw new InputError(
+        `verify: --subjects ${given}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or folder' : `cannot be read (${(error as Error).message})`}`,
+      );
     }
     if (!info.isFile() && !info.isDirectory()) throw new InputError(`verify: --subjects ${given} is ${describeFileType(info)}, not a file or folder`);
   }

@@ -47,7 +47,12 @@ export async function readPcmStream(bundle: TraceBundle, boundary: string = DEFA
     if (entry === undefined) continue;
     const at = (name: string): string => formatFieldPath(['passes', position, 'boundaries', b, name]);
     if (!PCM_DTYPES.includes(entry.dtype)) {
-      throw new BundleError('E_DTYPE_MISMATCH', bundle.manifestPath, at('dtype'), `"${boundary}" must be float PCM (F32, F64, F16 or BF16), got ${entry.dtype}`);
+      throw new BundleError(
+        'E_DTYPE_MISMATCH',
+        bundle.manifestPath,
+        at('dtype'),
+        `"${boundary}" must be float PCM (F32, F64, F16 or BF16), got ${entry.dtype}`,
+      );
     }
     if (entry.shape.length !== 1) {
       throw new BundleError('E_SHAPE', bundle.manifestPath, at('shape'), `"${boundary}" must be one-dimensional PCM, got [${entry.shape.join(', ')}]`);

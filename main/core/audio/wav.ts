@@ -66,7 +66,8 @@ export async function writeWavFile(path: string, samples: Float32Array, sampleRa
   try {
     handle = await open(path, 'wx');
   } catch (cause) {
-    if ((cause as NodeJS.ErrnoException).code === 'EEXIST') throw new WavError('E_WAV_EXISTS', path, 'already exists; export-wav never overwrites a file', { cause });
+    if ((cause as NodeJS.ErrnoException).code === 'EEXIST')
+      throw new WavError('E_WAV_EXISTS', path, 'already exists; export-wav never overwrites a file', { cause });
     throw cause;
   }
   try {
@@ -98,7 +99,7 @@ export function decodeWav(bytes: Uint8Array, file = '(buffer)'): DecodedWav {
   let fmt: Omit<DecodedWav, 'samples' | 'factSampleLength'> | null = null;
   let fact: number | null = null;
   let samples: Float32Array | null = null;
-  for (let at = 12; at + 8 <= riffEnd; ) {
+  for (let at = 12; at + 8 <= riffEnd;) {
     const id = tag(at);
     const size = view.getUint32(at + 4, true);
     const body = at + 8;

@@ -13,14 +13,7 @@ import { pinOf, recordManifestDigest } from './file-pins.ts';
 import type { DType } from './dtype.ts';
 import { BundleError, formatFieldPath, type BundleIssue } from './errors.ts';
 import { contiguousStrides } from './layout.ts';
-import {
-  MANIFEST_FILE_NAME,
-  parseManifestJson,
-  type BoundaryEntry,
-  type BundleManifest,
-  type InputEntry,
-  type PassEntry,
-} from './manifest-schema.ts';
+import { MANIFEST_FILE_NAME, parseManifestJson, type BoundaryEntry, type BundleManifest, type InputEntry, type PassEntry } from './manifest-schema.ts';
 import { checkDeclaredPadding } from './padding-check.ts';
 import { GuardedReadError, readRegularFile } from '../io/guarded-read.ts';
 import { resolveInsideBundle } from './path-confinement.ts';
@@ -99,13 +92,13 @@ interface TensorLocation {
  * --contract: main/core/compare/reference-contracts.ts) it is admitted.
  */
 export const NATIVE_AS_REFERENCE =
-  'a native bundle (a captured engine run) cannot be a reference until contracts are supplied (--contracts FILE or --contract bit_exact, docs/compare.md): it declares no contract for any boundary, so nothing could be judged; give the case\'s reference bundle';
+  "a native bundle (a captured engine run) cannot be a reference until contracts are supplied (--contracts FILE or --contract bit_exact, docs/compare.md): it declares no contract for any boundary, so nothing could be judged; give the case's reference bundle";
 
 /** Refuses a bundle that is not a reference where one is expected, naming the file and `kind`. */
 export function requireReferenceKind(bundle: TraceBundle): void {
   const { kind } = bundle.manifest;
   if (kind === 'reference') return;
-  const why = kind === 'native' ? NATIVE_AS_REFERENCE : 'an fp64 oracle is judged beside its reference, never instead of it; give the case\'s reference bundle';
+  const why = kind === 'native' ? NATIVE_AS_REFERENCE : "an fp64 oracle is judged beside its reference, never instead of it; give the case's reference bundle";
   throw new BundleError('E_MANIFEST_SCHEMA', bundle.manifestPath, 'kind', `is "${kind}", expected "reference": ${why}`);
 }
 
@@ -124,7 +117,12 @@ export async function openBundle(dir: string, options: OpenBundleOptions = {}): 
  * checks openBundle makes: confined paths, sizes, digests (per `verify`), safetensors headers.
  * `manifestPath` is where messages say the manifest came from.
  */
-export async function openBundleFromManifest(dir: string, manifest: BundleManifest, manifestPath: string, options: OpenBundleOptions = {}): Promise<TraceBundle> {
+export async function openBundleFromManifest(
+  dir: string,
+  manifest: BundleManifest,
+  manifestPath: string,
+  options: OpenBundleOptions = {},
+): Promise<TraceBundle> {
   const verify = options.verify ?? 'files';
   const display = (relPath: string): string => join(dir, relPath);
 
@@ -136,7 +134,12 @@ export async function openBundleFromManifest(dir: string, manifest: BundleManife
     const info = await stat(real);
     if (!info.isFile()) throw new BundleError('E_FILE_NOT_REGULAR', display(entry.path), `${field}.path`, 'is not a regular file');
     if (info.size !== entry.bytes) {
-      throw new BundleError('E_FILE_SIZE', display(entry.path), `${field}.bytes`, `${MANIFEST_FILE_NAME} lists ${entry.bytes} bytes, the file holds ${info.size}`);
+      throw new BundleError(
+        'E_FILE_SIZE',
+        display(entry.path),
+        `${field}.bytes`,
+        `${MANIFEST_FILE_NAME} lists ${entry.bytes} bytes, the file holds ${info.size}`,
+      );
     }
   }
   // Every file, its tensors and their chunk digests, hashed on worker threads in one read each.
@@ -163,7 +166,10 @@ export async function readManifest(dir: string, manifestPath: string = join(dir,
 }
 
 /** readManifest, with the manifest's real path and the sha256 of the bytes parsed. */
-export async function readManifestWithDigest(dir: string, manifestPath: string = join(dir, MANIFEST_FILE_NAME)): Promise<{ manifest: BundleManifest; real: string; sha256: string }> {
+export async function readManifestWithDigest(
+  dir: string,
+  manifestPath: string = join(dir, MANIFEST_FILE_NAME),
+): Promise<{ manifest: BundleManifest; real: string; sha256: string }> {
   let real: string;
   try {
     real = await resolveInsideBundle(dir, MANIFEST_FILE_NAME, { file: manifestPath, field: '(file)' });
@@ -294,7 +300,11 @@ async function crossCheckHeaders(
     }
     for (const key of tensors.keys()) {
       if (!claimedKeys.has(key)) {
-        issues.push({ code: 'E_TENSOR_UNLISTED', field: formatFieldPath(['header', key]), message: `the file holds a tensor that ${MANIFEST_FILE_NAME} does not list` });
+        issues.push({
+          code: 'E_TENSOR_UNLISTED',
+          field: formatFieldPath(['header', key]),
+          message: `the file holds a tensor that ${MANIFEST_FILE_NAME} does not list`,
+        });
       }
     }
     if (issues.length > 0) throw BundleError.fromIssues(display(file), issues);
@@ -486,7 +496,12 @@ class BundleReader implements TraceBundle {
     const then = location.header;
     if (now === undefined || now.begin !== then.begin || now.end !== then.end || now.dtype !== then.dtype || now.shape.join(',') !== then.shape.join(',')) {
       await this.release(location.file);
-      throw new BundleError('E_SAFETENSORS_HEADER', this.display(location.file), formatFieldPath(['header', location.key]), 'changed since the bundle was opened');
+      throw new BundleError(
+        'E_SAFETENSORS_HEADER',
+        this.display(location.file),
+        formatFieldPath(['header', location.key]),
+        'changed since the bundle was opened',
+      );
     }
     return file;
   }

@@ -89,7 +89,16 @@ export class FrameEncoder {
    * name and stage are well-formed strings. Throws FrameFieldError when one exceeds
    * MAX_FRAME_STRING_BYTES in UTF-8.
    */
-  open(pass: number, seq: number, dtype: DType, shape: ArrayLike<number>, strides: ArrayLike<number>, name: string, stage: string, dataBytes: number): Uint8Array {
+  open(
+    pass: number,
+    seq: number,
+    dtype: DType,
+    shape: ArrayLike<number>,
+    strides: ArrayLike<number>,
+    name: string,
+    stage: string,
+    dataBytes: number,
+  ): Uint8Array {
     const offset = this.layOut(pass, seq, dtype, shape, strides, name, stage, dataBytes, dataBytes);
     this.length = offset + dataBytes;
     return this.buffer.subarray(offset, offset + dataBytes);
@@ -100,13 +109,32 @@ export class FrameEncoder {
    * pool copies them straight from the engine), crc32 left 0; returns the header's length: the
    * header is `bytes[0, length)`. Throws FrameFieldError like `open`.
    */
-  header(pass: number, seq: number, dtype: DType, shape: ArrayLike<number>, strides: ArrayLike<number>, name: string, stage: string, dataBytes: number): number {
+  header(
+    pass: number,
+    seq: number,
+    dtype: DType,
+    shape: ArrayLike<number>,
+    strides: ArrayLike<number>,
+    name: string,
+    stage: string,
+    dataBytes: number,
+  ): number {
     this.length = -1;
     return this.layOut(pass, seq, dtype, shape, strides, name, stage, dataBytes, 0);
   }
 
   /** Writes the header fields; returns where the data starts. `reserve`: data bytes to make room for. */
-  private layOut(pass: number, seq: number, dtype: DType, shape: ArrayLike<number>, strides: ArrayLike<number>, name: string, stage: string, dataBytes: number, reserve: number): number {
+  private layOut(
+    pass: number,
+    seq: number,
+    dtype: DType,
+    shape: ArrayLike<number>,
+    strides: ArrayLike<number>,
+    name: string,
+    stage: string,
+    dataBytes: number,
+    reserve: number,
+  ): number {
     const rank = shape.length;
     const worstHeader = frameHeaderBytes(rank, 3 * name.length, 3 * stage.length);
     if (this.buffer.length < worstHeader + reserve) this.grow(worstHeader + reserve);
@@ -463,11 +491,13 @@ export function encodePassHeader(frames: readonly SpillFrame[]): { prefix: Buffe
     begins[i] = offset;
     offset += frame.byteLength;
   });
-  const order = frames.map((_, i) => i).sort((a, b) => {
-    const x = (frames[a] as SpillFrame).name;
-    const y = (frames[b] as SpillFrame).name;
-    return x < y ? -1 : x > y ? 1 : 0;
-  });
+  const order = frames
+    .map((_, i) => i)
+    .sort((a, b) => {
+      const x = (frames[a] as SpillFrame).name;
+      const y = (frames[b] as SpillFrame).name;
+      return x < y ? -1 : x > y ? 1 : 0;
+    });
   let json = '{';
   order.forEach((i, n) => {
     const frame = frames[i] as SpillFrame;

@@ -59,7 +59,8 @@ export async function openCaptureInProgress(dir: string, options: OpenBundleOpti
         return;
       case 'pass_sealed': {
         const kind = kinds.get(line.pass);
-        if (kind === undefined || line.pass !== sealed.length) throw new BundleError('E_JOURNAL', journalPath, where, `seal of pass ${line.pass} does not match the journal`);
+        if (kind === undefined || line.pass !== sealed.length)
+          throw new BundleError('E_JOURNAL', journalPath, where, `seal of pass ${line.pass} does not match the journal`);
         sealed.push({ index: line.pass, kind, mode: line.mode, file: line.file, boundaries: line.boundaries.map(boundaryOfRecord) });
         return;
       }

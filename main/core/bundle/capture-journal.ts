@@ -75,11 +75,7 @@ export const JournalPassSealedSchema = z.strictObject({
 });
 export type JournalPassSealed = z.infer<typeof JournalPassSealedSchema>;
 
-export const JournalLineSchema = z.discriminatedUnion('t', [
-  JournalHeaderSchema,
-  JournalPassBeginSchema,
-  JournalPassSealedSchema,
-]);
+export const JournalLineSchema = z.discriminatedUnion('t', [JournalHeaderSchema, JournalPassBeginSchema, JournalPassSealedSchema]);
 export type JournalLine = z.infer<typeof JournalLineSchema>;
 
 export function journalLine(line: JournalLine): string {
@@ -127,5 +123,10 @@ export function parseJournal(text: string, file: string): ParsedJournal {
 }
 
 function isOtherJournalVersion(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && (value as { t?: unknown }).t === 'header' && (value as { journal_version?: unknown }).journal_version !== JOURNAL_VERSION;
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as { t?: unknown }).t === 'header' &&
+    (value as { journal_version?: unknown }).journal_version !== JOURNAL_VERSION
+  );
 }

@@ -12,7 +12,18 @@ import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readSync } f
 import { join } from 'node:path';
 import { frameIdentity, scanSpill, SpillReader, stampFrameChecksum } from './capture-frame.ts';
 import { spillFileName } from './capture-journal.ts';
-import { ENTRY_HEADER_BYTES, ENTRY_KIND, ENTRY_MAGIC, entryBytes, implicitWrap, POOL_FILE_NAME, POOL_HEADER_BYTES, POOL_MAGIC, POOL_TAIL_OFFSET, POOL_VERSION } from './capture-pool-layout.ts';
+import {
+  ENTRY_HEADER_BYTES,
+  ENTRY_KIND,
+  ENTRY_MAGIC,
+  entryBytes,
+  implicitWrap,
+  POOL_FILE_NAME,
+  POOL_HEADER_BYTES,
+  POOL_MAGIC,
+  POOL_TAIL_OFFSET,
+  POOL_VERSION,
+} from './capture-pool-layout.ts';
 import { writeAllSync } from './safetensors-writer.ts';
 import type { PassKind, PassMode } from './manifest-schema.ts';
 

@@ -40,10 +40,12 @@ export function checkCaptureRecord(
   if (typeof name !== 'string' || name.length === 0) fail('E_RECORD', 'record.name', 'expected a non-empty string');
   if (LONE_SURROGATE.test(name)) fail('E_RECORD', 'record.name', 'is not well-formed (a lone UTF-16 surrogate)');
   if (name === METADATA_KEY) fail('E_RECORD', 'record.name', `"${METADATA_KEY}" is reserved in safetensors headers and cannot name a boundary`);
-  if (typeof stage !== 'string' || stage.length === 0 || LONE_SURROGATE.test(stage)) fail('E_RECORD', field(name, 'stage'), 'expected a non-empty, well-formed string');
+  if (typeof stage !== 'string' || stage.length === 0 || LONE_SURROGATE.test(stage))
+    fail('E_RECORD', field(name, 'stage'), 'expected a non-empty, well-formed string');
   const size = Object.hasOwn(DTYPE_SIZE, dtype) ? DTYPE_SIZE[dtype] : 0;
   if (size === 0) fail('E_RECORD', field(name, 'dtype'), `unknown dtype ${JSON.stringify(dtype)}`);
-  if (!Array.isArray(shape) || shape.length > MAX_FRAME_RANK) fail('E_RECORD', field(name, 'shape'), `expected an array of at most ${MAX_FRAME_RANK} non-negative integers`);
+  if (!Array.isArray(shape) || shape.length > MAX_FRAME_RANK)
+    fail('E_RECORD', field(name, 'shape'), `expected an array of at most ${MAX_FRAME_RANK} non-negative integers`);
   const rank = shape.length;
   let count = 1;
   for (let axis = 0; axis < rank; axis++) {

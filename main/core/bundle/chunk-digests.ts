@@ -43,6 +43,11 @@ export function chunksCovering(begin: number, end: number, chunkBytes: number): 
 /** sha256 of each chunk of `data` (a tensor's bytes from chunk `firstChunk` on). */
 export function chunkDigestsOf(data: Uint8Array, chunkBytes: number): string[] {
   const out: string[] = [];
-  for (let at = 0; at < data.byteLength; at += chunkBytes) out.push(createSha256().update(data.subarray(at, Math.min(at + chunkBytes, data.byteLength))).digest('hex'));
+  for (let at = 0; at < data.byteLength; at += chunkBytes)
+    out.push(
+      createSha256()
+        .update(data.subarray(at, Math.min(at + chunkBytes, data.byteLength)))
+        .digest('hex'),
+    );
   return out;
 }

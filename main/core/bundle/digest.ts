@@ -37,7 +37,10 @@ export async function sha256File(path: string, chunkBytes = DIGEST_CHUNK_BYTES, 
     const digest = await hashHandle(handle, size, path, hash, chunkBytes, onChunk);
     const after = await handle.stat({ bigint: true });
     if (identityKey(after) === identityKey(before)) {
-      const fsType = await statfs(path).then((info) => info.type, () => 0);
+      const fsType = await statfs(path).then(
+        (info) => info.type,
+        () => 0,
+      );
       recordPin(await realpath(path), { identity: identityKey(before), ctimeNs: String(before.ctimeNs), statAtMs, fsType }, digest.sha256, new Map());
     }
     return digest;

@@ -29,7 +29,8 @@ export async function bundleChangedSinceOpen(dir: string, manifestSha256: string
     throw error;
   }
   const expected = manifestSha256 ?? manifestDigestAtOpen(read.real) ?? null;
-  if (expected !== null && read.sha256 !== expected) return `${manifestPath}: lists other contents than when it was judged (sha256 ${read.sha256}, was ${expected})`;
+  if (expected !== null && read.sha256 !== expected)
+    return `${manifestPath}: lists other contents than when it was judged (sha256 ${read.sha256}, was ${expected})`;
   const { manifest } = read;
   const toHash = new Map<string, string>();
   for (const [f, entry] of manifest.files.entries()) {

@@ -68,7 +68,11 @@ export function identityKey(stats: BigIntStats): string {
 }
 
 /** Whether a hash with this evidence may stand for the file's bytes while its identity holds. */
-export function pinTrusted(evidence: PinEvidence, platform: string = process.platform, env: Readonly<Record<string, string | undefined>> = process.env): boolean {
+export function pinTrusted(
+  evidence: PinEvidence,
+  platform: string = process.platform,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): boolean {
   if (env[REHASH_ENV] === 'always') return false;
   if (platform !== 'linux' || !LOCAL_FILESYSTEMS.has(evidence.fsType)) return false;
   const ctimeNs = BigInt(evidence.ctimeNs);
@@ -99,7 +103,9 @@ export function pinOf(realPath: string): FilePin | undefined {
   return pins.get(realPath);
 }
 
-const statBigInt = promisify((path: string, callback: (error: NodeJS.ErrnoException | null, stats: BigIntStats) => void) => stat(path, { bigint: true }, callback));
+const statBigInt = promisify((path: string, callback: (error: NodeJS.ErrnoException | null, stats: BigIntStats) => void) =>
+  stat(path, { bigint: true }, callback),
+);
 
 /** The file's identity now, or null when it cannot be stat'ed. */
 export async function identityNow(path: string): Promise<string | null> {

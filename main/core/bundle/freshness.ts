@@ -45,7 +45,12 @@ export function parseFixturesIndex(text: string, indexFile: string): IndexEntry[
     const field = `line ${i + 1}`;
     const match = INDEX_LINE.exec(line);
     if (match === null) {
-      throw new BundleError('E_INDEX_FORMAT', indexFile, field, `expected "<64 lowercase hex sha256>  <relative path>", found ${JSON.stringify(line.slice(0, 120))}`);
+      throw new BundleError(
+        'E_INDEX_FORMAT',
+        indexFile,
+        field,
+        `expected "<64 lowercase hex sha256>  <relative path>", found ${JSON.stringify(line.slice(0, 120))}`,
+      );
     }
     const [, sha256, path] = match as unknown as [string, string, string];
     const problem = checkBundlePath(path);

@@ -19,9 +19,7 @@ export type BundleKind = z.infer<typeof BundleKindSchema>;
 
 const NonEmptyString = z.string().min(1, { error: 'expected a non-empty string' });
 export const Sha256HexSchema = z.string().regex(/^[0-9a-f]{64}$/, { error: 'expected 64 lowercase hex characters (a sha256)' });
-const GitRevisionSchema = z
-  .string()
-  .regex(/^[0-9a-f]{7,64}$/, { error: 'expected the git commit of the generator source (7 to 64 lowercase hex characters)' });
+const GitRevisionSchema = z.string().regex(/^[0-9a-f]{7,64}$/, { error: 'expected the git commit of the generator source (7 to 64 lowercase hex characters)' });
 const Count = z.int().min(0);
 const NonNegativeFinite = z.number().min(0).refine(Number.isFinite, { error: 'expected a finite number' });
 const Finite = z.number().refine(Number.isFinite, { error: 'expected a finite number' });
@@ -30,26 +28,28 @@ export const StridesSchema = z.array(z.int());
 
 // ---- provenance -------------------------------------------------------------------------
 
-export const ModelProvenanceSchema = z.strictObject({
-  name: NonEmptyString,
-  checkpoint_revision: NonEmptyString,
-  /**
-   * The weights the model ran with, relative to the folder of manifest.json (resolved within the
-   * weights roots, main/core/bundle/weights-roots.ts). Absent for a model whose engine embeds or
-   * generates its weights: weights_sha256 is then absent too, and the engine opens with none.
-   */
-  weights_file: NonEmptyString.optional(),
-  weights_sha256: Sha256HexSchema.optional(),
-}).superRefine((model, ctx) => {
-  // Both or neither: weights without a digest cannot be verified, a digest of nothing is noise.
-  if ((model.weights_file === undefined) === (model.weights_sha256 === undefined)) return;
-  const [present, absent] = model.weights_file === undefined ? ['weights_sha256', 'weights_file'] : ['weights_file', 'weights_sha256'];
-  ctx.addIssue({
-    code: 'custom',
-    path: [absent],
-    message: `missing while ${present} is given: name the weights with both (weights_file and its sha256), or leave both out when the engine embeds or generates its weights`,
+export const ModelProvenanceSchema = z
+  .strictObject({
+    name: NonEmptyString,
+    checkpoint_revision: NonEmptyString,
+    /**
+     * The weights the model ran with, relative to the folder of manifest.json (resolved within the
+     * weights roots, main/core/bundle/weights-roots.ts). Absent for a model whose engine embeds or
+     * generates its weights: weights_sha256 is then absent too, and the engine opens with none.
+     */
+    weights_file: NonEmptyString.optional(),
+    weights_sha256: Sha256HexSchema.optional(),
+  })
+  .superRefine((model, ctx) => {
+    // Both or neither: weights without a digest cannot be verified, a digest of nothing is noise.
+    if ((model.weights_file === undefined) === (model.weights_sha256 === undefined)) return;
+    const [present, absent] = model.weights_file === undefined ? ['weights_sha256', 'weights_file'] : ['weights_file', 'weights_sha256'];
+    ctx.addIssue({
+      code: 'custom',
+      path: [absent],
+      message: `missing while ${present} is given: name the weights with both (weights_file and its sha256), or leave both out when the engine embeds or generates its weights`,
+    });
   });
-});
 
 export const GeneratorProvenanceSchema = z.strictObject({
   implementation: NonEmptyString,
@@ -295,7 +295,10 @@ export type BundleCase = z.infer<typeof CaseSchema>;
 
 /** One audio boundary: a one-dimensional float boundary whose records are PCM at this rate. */
 export const AudioDeclarationSchema = z.strictObject({
-  sample_rate: z.int({ error: 'expected the sample rate in Hz (an integer)' }).min(1, { error: 'expected a positive sample rate in Hz' }).max(1_000_000, { error: 'expected at most 1000000 Hz' }),
+  sample_rate: z
+    .int({ error: 'expected the sample rate in Hz (an integer)' })
+    .min(1, { error: 'expected a positive sample rate in Hz' })
+    .max(1_000_000, { error: 'expected at most 1000000 Hz' }),
 });
 export type AudioDeclaration = z.infer<typeof AudioDeclarationSchema>;
 
@@ -522,7 +525,11 @@ function semanticIssues(manifest: BundleManifest): BundleIssue[] {
       checkBoundaryTensor(boundary, at, out);
       checkAudioBounds(boundary, at, out);
       if (audioBoundsOf(boundary.contract) !== null && manifest.audio !== undefined && !Object.hasOwn(manifest.audio, boundary.name)) {
-        out.add('E_CONTRACT', [...at, 'contract', 'audio'], `audio bounds on "${boundary.name}", which the manifest's "audio" map does not declare: declare it with its sample rate`);
+        out.add(
+          'E_CONTRACT',
+          [...at, 'contract', 'audio'],
+          `audio bounds on "${boundary.name}", which the manifest's "audio" map does not declare: declare it with its sample rate`,
+        );
       }
       if (needsContracts && boundary.contract === null) {
         out.add('E_CONTRACT', [...at, 'contract'], `a ${manifest.kind} bundle declares bit_exact or faithful for every boundary`);
@@ -602,7 +609,11 @@ function checkAudioDeclarations(manifest: BundleManifest, out: IssueList): void 
       recorded = true;
       reported = true;
       if (!PCM_DTYPES.includes(entry.dtype) || entry.shape.length !== 1) {
-        out.add('E_SHAPE', ['audio', name], `declared audio, but pass ${p} records "${name}" as ${entry.dtype} [${entry.shape.join(', ')}]: audio is a one-dimensional float boundary (F32, F64, F16 or BF16)`);
+        out.add(
+          'E_SHAPE',
+          ['audio', name],
+          `declared audio, but pass ${p} records "${name}" as ${entry.dtype} [${entry.shape.join(', ')}]: audio is a one-dimensional float boundary (F32, F64, F16 or BF16)`,
+        );
       } else if (entry.valid !== null && entry.valid.axis !== 0) {
         out.add('E_SHAPE', ['audio', name], `declared audio, but pass ${p} declares its valid region on axis ${entry.valid.axis} (audio needs axis 0)`);
       } else {
@@ -624,7 +635,11 @@ function checkAudioBounds(boundary: BoundaryEntry, at: readonly PropertyKey[], o
   if (audio === null) return;
   const field = [...at, 'contract', 'audio'];
   if (boundary.dtype !== 'F32' || boundary.shape.length !== 1) {
-    out.add('E_CONTRACT', field, `audio bounds need a one-dimensional F32 PCM boundary; "${boundary.name}" is ${boundary.dtype} [${boundary.shape.join(', ')}]`);
+    out.add(
+      'E_CONTRACT',
+      field,
+      `audio bounds need a one-dimensional F32 PCM boundary; "${boundary.name}" is ${boundary.dtype} [${boundary.shape.join(', ')}]`,
+    );
   } else if (boundary.valid !== null && boundary.valid.axis !== 0) {
     out.add('E_CONTRACT', field, `audio bounds need the valid samples on axis 0; "${boundary.name}" declares axis ${boundary.valid.axis}`);
   }

@@ -70,7 +70,12 @@ export function recoverNativeBundle(dir: string, runInput: RecoveryRunOutcome): 
   const journal = parseJournal(journalText, journalPath);
   const [first, ...rest] = journal.lines;
   if (first === undefined || first.t !== 'header') {
-    throw new BundleError('E_JOURNAL', journalPath, 'line 1', 'the header line is missing: the capture died while it was being created, nothing can be recovered');
+    throw new BundleError(
+      'E_JOURNAL',
+      journalPath,
+      'line 1',
+      'the header line is missing: the capture died while it was being created, nothing can be recovered',
+    );
   }
   const header: JournalHeader = first;
   const passes = replay(rest, journalPath);
@@ -182,10 +187,7 @@ function sealFromSpill(dir: string, pass: ReplayedPass, mode: PassMode | null = 
       // was damaged otherwise: they are dropped with it (a pass keeps its records in order), and said.
       const after = scan.torn.frameEnd === null ? 0 : scanSpill(reader, pass.index, true, { offset: scan.torn.frameEnd, seq: kept + 1 }).frames.length;
       const named = scan.torn.name === null ? '' : ` (${scan.torn.name})`;
-      torn =
-        after === 0
-          ? `, 1 torn record dropped${named}`
-          : `, ${after + 1} records dropped from record ${kept}${named} on: ${scan.torn.reason}`;
+      torn = after === 0 ? `, 1 torn record dropped${named}` : `, ${after + 1} records dropped from record ${kept}${named} on: ${scan.torn.reason}`;
     }
     return {
       line: { t: 'pass_sealed', pass: pass.index, mode, file: sealed.file, boundaries: sealed.boundaries },
@@ -198,7 +200,8 @@ function sealFromSpill(dir: string, pass: ReplayedPass, mode: PassMode | null = 
 
 /** A finished bundle keeps nothing of its capture: temporary files and spills go. */
 function removeLeftovers(dir: string): void {
-  for (const entry of readdirSync(dir)) if (TEMP_FILE_PATTERN.test(entry) || SPILL_FILE_PATTERN.test(entry) || entry === POOL_FILE_NAME) unlinkSync(join(dir, entry));
+  for (const entry of readdirSync(dir))
+    if (TEMP_FILE_PATTERN.test(entry) || SPILL_FILE_PATTERN.test(entry) || entry === POOL_FILE_NAME) unlinkSync(join(dir, entry));
 }
 
 function appendJournal(journalPath: string, line: JournalLine): void {

@@ -140,7 +140,12 @@ export class NativeBundleWriter {
       const data = typeof input.data === 'string' ? new Uint8Array(Buffer.from(input.data, 'base64')) : input.data;
       const expected = elementCount(input.shape) * DTYPE_SIZE[input.dtype];
       if (data.byteLength !== expected) {
-        throw new BundleError('E_BYTE_LENGTH', blame, formatFieldPath(['inputs', i, 'data']), `${data.byteLength} bytes, but ${input.dtype} of shape [${input.shape.join(', ')}] needs ${expected}`);
+        throw new BundleError(
+          'E_BYTE_LENGTH',
+          blame,
+          formatFieldPath(['inputs', i, 'data']),
+          `${data.byteLength} bytes, but ${input.dtype} of shape [${input.shape.join(', ')}] needs ${expected}`,
+        );
       }
       if (spec.inputs.findIndex((other) => other.name === input.name) !== i) {
         throw new BundleError('E_DUPLICATE_NAME', blame, formatFieldPath(['inputs', i, 'name']), `input "${input.name}" is given twice`);
@@ -241,7 +246,8 @@ export class NativeBundleWriter {
     const pass = this.pass;
     if (pass === null) return this.stateError('endPass', 'no pass is open');
     const checkedMode = mode === null ? null : PassModeSchema.safeParse(mode);
-    if (checkedMode !== null && !checkedMode.success) this.stateError('endPass', `mode must be a label of 1 to 64 characters or null, got ${JSON.stringify(mode)}`);
+    if (checkedMode !== null && !checkedMode.success)
+      this.stateError('endPass', `mode must be a label of 1 to 64 characters or null, got ${JSON.stringify(mode)}`);
     const passMode: PassMode | null = checkedMode === null ? null : checkedMode.data;
     this.encoder.discard();
     this.openName = null;
@@ -295,7 +301,15 @@ export class NativeBundleWriter {
   }
 
   /** Checks a record (capture-record-check.ts) and lays out its frame. */
-  private openRecordFor(call: string, name: string, stage: string, dtype: DType, shape: readonly number[], strides: readonly number[], data: Uint8Array | null): Uint8Array {
+  private openRecordFor(
+    call: string,
+    name: string,
+    stage: string,
+    dtype: DType,
+    shape: readonly number[],
+    strides: readonly number[],
+    data: Uint8Array | null,
+  ): Uint8Array {
     const pass = this.pass;
     if (pass === null) return this.stateError(call, 'no pass is open; call beginPass first');
     this.openName = null;
@@ -323,7 +337,12 @@ export class NativeBundleWriter {
     const identity = frameIdentity(frame, length);
     if (identity === null || identity.pass !== pass.index || identity.seq !== pass.records || pass.names.has(identity.name)) {
       const said = identity === null ? 'is not a whole frame' : `is record ${identity.seq} (${JSON.stringify(identity.name)}) of pass ${identity.pass}`;
-      throw new BundleError('E_JOURNAL', join(this.dir, POOL_FILE_NAME), 'frame', `${said} where record ${pass.records} of pass ${pass.index} was due: the capture pool was changed behind the writer`);
+      throw new BundleError(
+        'E_JOURNAL',
+        join(this.dir, POOL_FILE_NAME),
+        'frame',
+        `${said} where record ${pass.records} of pass ${pass.index} was due: the capture pool was changed behind the writer`,
+      );
     }
     stampFrameChecksum(frame, length);
     this.spill.append(frame, length);
@@ -363,7 +382,12 @@ function prepareEmptyTarget(dir: string): void {
     // The capture lock (capture-lock.ts) is taken in the folder before the capture starts.
     const entries = readdirSync(dir).filter((entry) => entry !== CAPTURE_LOCK_FILE_NAME);
     if (entries.length > 0) {
-      throw new BundleError('E_TARGET_NOT_EMPTY', dir, '(folder)', `is not empty (${entries.length} entries, e.g. ${entries[0]}); captures write into a fresh folder and never overwrite a bundle`);
+      throw new BundleError(
+        'E_TARGET_NOT_EMPTY',
+        dir,
+        '(folder)',
+        `is not empty (${entries.length} entries, e.g. ${entries[0]}); captures write into a fresh folder and never overwrite a bundle`,
+      );
     }
     return;
   }

@@ -155,7 +155,10 @@ function returnWorker(worker: Worker): void {
  * outcomes in the jobs' order. Stops handing out jobs once `stopAfter` says an outcome settles
  * the call (the caller's first failure), so a bad bundle is refused without hashing the rest.
  */
-export async function hashFilesInParallel(jobs: readonly HashJob[], options: { workers?: number; stopAfter?: (outcome: HashOutcome, index: number) => boolean } = {}): Promise<(HashOutcome | null)[]> {
+export async function hashFilesInParallel(
+  jobs: readonly HashJob[],
+  options: { workers?: number; stopAfter?: (outcome: HashOutcome, index: number) => boolean } = {},
+): Promise<(HashOutcome | null)[]> {
   const results: (HashOutcome | null)[] = jobs.map(() => null);
   if (jobs.length === 0) return results;
   const count = Math.min(options.workers ?? hashWorkerLimit(), jobs.length);
@@ -173,7 +176,12 @@ export async function hashFilesInParallel(jobs: readonly HashJob[], options: { w
         }
         current = next++;
         const job = jobs[current] as HashJob;
-        worker.postMessage({ path: job.path, spans: job.spans.map((span) => ({ ...span })), settleMs: job.settleMs ?? 0, settleMinBytes: job.settleMinBytes ?? 0 });
+        worker.postMessage({
+          path: job.path,
+          spans: job.spans.map((span) => ({ ...span })),
+          settleMs: job.settleMs ?? 0,
+          settleMinBytes: job.settleMinBytes ?? 0,
+        });
       };
       worker.on('message', (message: unknown) => {
         const parsed = HashOutcomeSchema.safeParse(message);

@@ -76,7 +76,11 @@ export function parseSafetensorsHeader(headerBytes: Uint8Array, dataBytes: numbe
       issues.push(...issuesFromZod(parsed.error, value, 'E_SAFETENSORS_HEADER', ['header', key]));
       continue;
     }
-    const { dtype, shape, data_offsets: [begin, end] } = parsed.data;
+    const {
+      dtype,
+      shape,
+      data_offsets: [begin, end],
+    } = parsed.data;
     if (end < begin) {
       issues.push({ code: 'E_SAFETENSORS_HEADER', field: headerField(key, 'data_offsets'), message: `end ${end} is before begin ${begin}` });
       continue;
@@ -98,7 +102,11 @@ export function parseSafetensorsHeader(headerBytes: Uint8Array, dataBytes: numbe
   for (const tensor of tensors) {
     if (tensor.begin > cursor) {
       const after = previous === undefined ? 'the start of the data section' : `"${previous.key}" (ends at ${cursor})`;
-      issues.push({ code: 'E_SAFETENSORS_HEADER', field: headerField(tensor.key, 'data_offsets'), message: `begins at ${tensor.begin}, leaving a hole after ${after}` });
+      issues.push({
+        code: 'E_SAFETENSORS_HEADER',
+        field: headerField(tensor.key, 'data_offsets'),
+        message: `begins at ${tensor.begin}, leaving a hole after ${after}`,
+      });
     } else if (tensor.begin < cursor && previous !== undefined) {
       issues.push({
         code: 'E_SAFETENSORS_HEADER',
@@ -174,7 +182,14 @@ export function encodeSafetensorsHeader(
     if (layout.byteLength !== expected) {
       throw new Error(`tensor "${layout.key}": ${layout.byteLength} bytes given but ${layout.dtype} of shape [${layout.shape.join(', ')}] needs ${expected}`);
     }
-    entries.push({ key: layout.key, dtype: layout.dtype, shape: [...layout.shape], begin: offset, end: offset + layout.byteLength, byteLength: layout.byteLength });
+    entries.push({
+      key: layout.key,
+      dtype: layout.dtype,
+      shape: [...layout.shape],
+      begin: offset,
+      end: offset + layout.byteLength,
+      byteLength: layout.byteLength,
+    });
     offset += layout.byteLength;
   }
   const header: Record<string, unknown> = {};

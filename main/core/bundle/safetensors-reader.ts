@@ -149,7 +149,12 @@ async function readExactly(handle: FileHandle, length: number, position: number,
   while (done < length) {
     const { bytesRead } = await handle.read(out, done, length - done, position + done);
     if (bytesRead === 0) {
-      throw new BundleError('E_FILE_SIZE', name, 'data', `the file ended after ${position + done} bytes while ${position + length} were expected (it shrank while being read)`);
+      throw new BundleError(
+        'E_FILE_SIZE',
+        name,
+        'data',
+        `the file ended after ${position + done} bytes while ${position + length} were expected (it shrank while being read)`,
+      );
     }
     done += bytesRead;
   }

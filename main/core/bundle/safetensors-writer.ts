@@ -89,7 +89,7 @@ export function writeSafetensorsFile(path: string, tensors: readonly TensorToWri
     put(encoded.prefix);
     let buffer: Buffer | null = null;
     const ordered = encoded.entries.map((entry) => byKey.get(entry.key) as TensorToWrite);
-    for (let i = 0; i < ordered.length; ) {
+    for (let i = 0; i < ordered.length;) {
       const tensor = ordered[i] as TensorToWrite;
       if ('data' in tensor) {
         put(tensor.data);

@@ -125,7 +125,9 @@ export function gatherStrided(src: Uint8Array, dtype: DType, shape: readonly num
     lastElement += (extent - 1) * stride;
   }
   if ((lastElement + 1) * size > src.byteLength) {
-    throw new RangeError(`shape [${shape.join(', ')}] with strides [${strides.join(', ')}] addresses ${(lastElement + 1) * size} bytes, the buffer holds ${src.byteLength}`);
+    throw new RangeError(
+      `shape [${shape.join(', ')}] with strides [${strides.join(', ')}] addresses ${(lastElement + 1) * size} bytes, the buffer holds ${src.byteLength}`,
+    );
   }
   if (rank === 0) {
     out.set(src.subarray(0, size));
@@ -165,12 +167,18 @@ function rowCopier(src: Uint8Array, out: Uint8Array, size: number, extent: numbe
   const word = size % 4 === 0 ? 4 : size % 2 === 0 ? 2 : 1;
   const aligned = src.byteOffset % word === 0 ? src : src.slice();
   const words = size / word;
-  const from = word === 4 ? new Uint32Array(aligned.buffer, aligned.byteOffset, Math.floor(aligned.byteLength / 4))
-    : word === 2 ? new Uint16Array(aligned.buffer, aligned.byteOffset, Math.floor(aligned.byteLength / 2))
-    : aligned;
-  const to = word === 4 ? new Uint32Array(out.buffer, out.byteOffset, out.byteLength / 4)
-    : word === 2 ? new Uint16Array(out.buffer, out.byteOffset, out.byteLength / 2)
-    : out;
+  const from =
+    word === 4
+      ? new Uint32Array(aligned.buffer, aligned.byteOffset, Math.floor(aligned.byteLength / 4))
+      : word === 2
+        ? new Uint16Array(aligned.buffer, aligned.byteOffset, Math.floor(aligned.byteLength / 2))
+        : aligned;
+  const to =
+    word === 4
+      ? new Uint32Array(out.buffer, out.byteOffset, out.byteLength / 4)
+      : word === 2
+        ? new Uint16Array(out.buffer, out.byteOffset, out.byteLength / 2)
+        : out;
   return (s, d) => {
     for (let i = 0; i < extent; i++) {
       const fromWord = (s + i * stride) * words;

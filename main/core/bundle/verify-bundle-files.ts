@@ -78,7 +78,12 @@ export function bundleFileProblems(manifest: BundleManifest, realPaths: Readonly
   return hashAndJudge(manifest, realPaths, display, false);
 }
 
-async function hashAndJudge(manifest: BundleManifest, realPaths: ReadonlyMap<string, string>, display: (relPath: string) => string, stopAtFirst: boolean): Promise<Error[]> {
+async function hashAndJudge(
+  manifest: BundleManifest,
+  realPaths: ReadonlyMap<string, string>,
+  display: (relPath: string) => string,
+  stopAtFirst: boolean,
+): Promise<Error[]> {
   const claims = claimsByFile(manifest);
   const planned: PlannedFile[] = [];
   for (const [f, entry] of manifest.files.entries()) {
@@ -155,7 +160,12 @@ function problemOf(file: PlannedFile, outcome: HashOutcome): Error | null {
     const span = outcome.spans[s];
     if (span === undefined) continue;
     if (span.sha256 !== claim.sha256) {
-      return new BundleError('E_DIGEST', file.shown, claim.field, `tensor "${claim.key}": ${MANIFEST_FILE_NAME} lists sha256 ${claim.sha256}, its bytes hash to ${span.sha256}`);
+      return new BundleError(
+        'E_DIGEST',
+        file.shown,
+        claim.field,
+        `tensor "${claim.key}": ${MANIFEST_FILE_NAME} lists sha256 ${claim.sha256}, its bytes hash to ${span.sha256}`,
+      );
     }
     if (claim.chunks === null) continue;
     const wrong = claim.chunks.sha256.findIndex((digest, c) => span.chunks[c] !== digest);

@@ -23,9 +23,7 @@ export function embeddedWeightsRoot(): string {
 
 /** The roots a bundle in `bundleDir` may take its weights from, as given (not yet resolved). */
 export function weightsRoots(bundleDir: string, env: Readonly<Record<string, string | undefined>> = process.env): string[] {
-  const listed = (env[WEIGHTS_ROOTS_ENV] ?? '')
-    .split(delimiter)
-    .filter((entry) => entry !== '' && isAbsolute(entry));
+  const listed = (env[WEIGHTS_ROOTS_ENV] ?? '').split(delimiter).filter((entry) => entry !== '' && isAbsolute(entry));
   return [resolve(bundleDir), embeddedWeightsRoot(), ...listed];
 }
 

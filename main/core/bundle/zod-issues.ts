@@ -58,7 +58,8 @@ export function issuesFromZod(
     }
     const absent = issue.path.length > 0 && valueAtPath(input, issue.path) === undefined;
     const nullable = absent && issue.code === 'invalid_type' && schema !== undefined && acceptsNull(schema, input, issue.path);
-    const message = absent && issue.code === 'invalid_type' ? (nullable ? `missing (a ${issue.expected} or null)` : `missing (${issue.expected} required)`) : issue.message;
+    const message =
+      absent && issue.code === 'invalid_type' ? (nullable ? `missing (a ${issue.expected} or null)` : `missing (${issue.expected} required)`) : issue.message;
     issues.push({ code, field: formatFieldPath(path), message });
   }
   return issues;

@@ -307,7 +307,9 @@ export async function prepareSession(
   engineOptions: Readonly<Record<string, string>> = {},
 ): Promise<NativeCaptureHeader['inputs']> {
   // null: the reference names no weights, and ti_open gets a NULL weights_path.
-  await refusedAsUsage(weightsPath === null ? 'opening a session with no weights' : `opening a session with weights ${weightsPath}`, () => host.open({}, weightsPath));
+  await refusedAsUsage(weightsPath === null ? 'opening a session with no weights' : `opening a session with weights ${weightsPath}`, () =>
+    host.open({}, weightsPath),
+  );
   for (const [key, value] of Object.entries(engineOptions)) {
     await refusedAsUsage(`option ${key}=${value}`, () => host.setOption(key, value));
   }
@@ -383,7 +385,6 @@ async function capturePasses(
   onPass: ((result: PassResult) => void) | undefined,
   passes: PassResult[],
 ): Promise<SessionCapture> {
-
   let lastBoundary: string | null = null;
   const unsubscribe = host.onRecord((event) => {
     lastBoundary = event.name;
@@ -466,7 +467,12 @@ export function capturePlans(
  * the forced ones and adds that to the bundle's provenance.runtime. Null when nothing was forced.
  * `injections` counts every injection made (rounding decisions included).
  */
-export async function recordTeacherForcing(outDir: string, reference: TraceBundle, plans: CapturePlans, injections: number): Promise<TeacherForcingSummary | null> {
+export async function recordTeacherForcing(
+  outDir: string,
+  reference: TraceBundle,
+  plans: CapturePlans,
+  injections: number,
+): Promise<TeacherForcingSummary | null> {
   const { forcing, rounding } = plans;
   if (forcing === null) return null;
   let summary: TeacherForcingSummary;
@@ -527,7 +533,14 @@ export async function captureRun(options: CaptureOptions): Promise<CaptureResult
     if (isolatedDir !== null) locks.push(await takeTarget(isolatedDir));
     host = await startHost(options);
     if (signal?.aborted) throw new CaptureAbortedError(abortReason(signal));
-    return await captureWith(host, options, { reference, outDir, isolatedDir, weightsPath, referenceSha256, restart: async () => (host = await startHost(options)) });
+    return await captureWith(host, options, {
+      reference,
+      outDir,
+      isolatedDir,
+      weightsPath,
+      referenceSha256,
+      restart: async () => (host = await startHost(options)),
+    });
   } catch (error) {
     // Stopped before the capture began: nothing of it was written.
     if (signal?.aborted && !(error instanceof CaptureAbortedError) && !existsSync(join(outDir, MANIFEST_FILE_NAME))) {

@@ -98,9 +98,7 @@ function aggregate(rows: readonly BoundaryDiffRow[]): TableRow[] {
 }
 
 export function formatCaptureTable(rows: readonly BoundaryDiffRow[], options: CaptureTableOptions): string {
-  const tableRows = options.perPass
-    ? rows.map((row) => toTableRow(row, String(row.pass)))
-    : aggregate(rows);
+  const tableRows = options.perPass ? rows.map((row) => toTableRow(row, String(row.pass))) : aggregate(rows);
   const header: TableRow = {
     passes: options.perPass ? 'pass' : 'passes',
     boundary: 'boundary',

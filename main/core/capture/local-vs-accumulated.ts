@@ -65,7 +65,16 @@ export async function compareLocalVsAccumulated(native: TraceBundle, isolated: T
       };
       const local = await side(isolated, 'isolated');
       const accumulated = await side(native, 'normal');
-      rows.push({ pass: pass.index, boundary: entry.name, stage: entry.stage, dtype: entry.dtype, injected: injected.has(entry.name), local, accumulated, note: notes.join('; ') });
+      rows.push({
+        pass: pass.index,
+        boundary: entry.name,
+        stage: entry.stage,
+        dtype: entry.dtype,
+        injected: injected.has(entry.name),
+        local,
+        accumulated,
+        note: notes.join('; '),
+      });
     }
   }
   return rows;

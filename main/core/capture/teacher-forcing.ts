@@ -67,14 +67,29 @@ function integerText(tensor: { dtype: DType; data: Uint8Array }): string {
   const size = DTYPE_SIZE[tensor.dtype];
   for (let at = 0; at + size <= tensor.data.byteLength; at += size) {
     switch (tensor.dtype) {
-      case 'I8': values.push(String(view.getInt8(at))); break;
-      case 'U8': values.push(String(view.getUint8(at))); break;
-      case 'I16': values.push(String(view.getInt16(at, true))); break;
-      case 'U16': values.push(String(view.getUint16(at, true))); break;
-      case 'I32': values.push(String(view.getInt32(at, true))); break;
-      case 'U32': values.push(String(view.getUint32(at, true))); break;
-      case 'I64': values.push(String(view.getBigInt64(at, true))); break;
-      default: values.push(String(view.getBigUint64(at, true)));
+      case 'I8':
+        values.push(String(view.getInt8(at)));
+        break;
+      case 'U8':
+        values.push(String(view.getUint8(at)));
+        break;
+      case 'I16':
+        values.push(String(view.getInt16(at, true)));
+        break;
+      case 'U16':
+        values.push(String(view.getUint16(at, true)));
+        break;
+      case 'I32':
+        values.push(String(view.getInt32(at, true)));
+        break;
+      case 'U32':
+        values.push(String(view.getUint32(at, true)));
+        break;
+      case 'I64':
+        values.push(String(view.getBigInt64(at, true)));
+        break;
+      default:
+        values.push(String(view.getBigUint64(at, true)));
     }
   }
   return values.join(',');

@@ -82,7 +82,11 @@ export async function loadBoundaryMap(path: string): Promise<BoundaryMap> {
     if (entry.permute !== undefined) {
       const sorted = [...entry.permute].sort((a, b) => a - b);
       if (sorted.some((axis, at) => axis !== at)) {
-        throw InputError.at(path, formatFieldPath(['map', index, 'permute']), `[${entry.permute.join(', ')}] is not a permutation of the axes 0..${entry.permute.length - 1}`);
+        throw InputError.at(
+          path,
+          formatFieldPath(['map', index, 'permute']),
+          `[${entry.permute.join(', ')}] is not a permutation of the axes 0..${entry.permute.length - 1}`,
+        );
       }
     }
     map.push({ index, pattern, reference: entry.reference, permute: entry.permute ?? null, widenTo: entry.widen_to ?? null });

@@ -275,7 +275,7 @@ export async function compareBoundary(sides: CompareSides, pass: number, name: s
 function forEachSegment(region: Region | null, base: number, count: number, visit: (from: number, to: number, valid: boolean) => void): void {
   if (region === null) return visit(0, count, true);
   if (region.period === 0) return;
-  for (let pos = 0; pos < count; ) {
+  for (let pos = 0; pos < count;) {
     const absolute = base + pos;
     const offset = absolute % region.period;
     const rowStart = absolute - offset;
@@ -328,9 +328,7 @@ const IDLE_LIMIT = 4;
 
 function acquireWorkspace(windowBytes: number, mode: KernelMode): KernelWorkspace {
   const wantWasm = mode !== 'js';
-  const at = idleWorkspaces.findIndex(
-    (ws) => ws.windowBytes >= windowBytes && ws.windowBytes <= 4 * windowBytes && (ws.wasm !== null) === wantWasm,
-  );
+  const at = idleWorkspaces.findIndex((ws) => ws.windowBytes >= windowBytes && ws.windowBytes <= 4 * windowBytes && (ws.wasm !== null) === wantWasm);
   if (at >= 0) return idleWorkspaces.splice(at, 1)[0] as KernelWorkspace;
   const created = KernelWorkspace.create(windowBytes, mode);
   // Without wasm support 'auto' yields a JS workspace: tag it as such for reuse.
@@ -341,4 +339,3 @@ function releaseWorkspace(ws: KernelWorkspace): void {
   if (idleWorkspaces.length >= IDLE_LIMIT) idleWorkspaces.shift();
   idleWorkspaces.push(ws);
 }
-

@@ -100,7 +100,10 @@ function addCensusDeltas(f: FunctionBuilder, group: number, len: Local): void {
   for (let k = 0; k < 5; k++) addToSlot(f, group + k, () => f.i32(0).mem('f64.load', slotOffset(SLOT.scratch + k)));
   addToSlot(f, group + 5, () => {
     f.get(len).op('f64.convert_i32_u');
-    for (let k = 0; k < 3; k++) f.i32(0).mem('f64.load', slotOffset(SLOT.scratch + k)).op('f64.sub');
+    for (let k = 0; k < 3; k++)
+      f.i32(0)
+        .mem('f64.load', slotOffset(SLOT.scratch + k))
+        .op('f64.sub');
   });
 }
 
@@ -153,8 +156,18 @@ function census32(): FunctionBuilder {
     f.get(ptr).mem('v128.load').tee(v).v128i32(0x7fffffff).op('v128.and').set(abs);
     f.get(nan).get(abs).v128i32(0x7f800000).op('i32x4.gt_u').op('i32x4.sub').set(nan);
     f.get(pinf).get(v).v128i32(0x7f800000).op('i32x4.eq').op('i32x4.sub').set(pinf);
-    f.get(ninf).get(v).v128i32(0xff800000 | 0).op('i32x4.eq').op('i32x4.sub').set(ninf);
-    f.get(nzero).get(v).v128i32(0x80000000 | 0).op('i32x4.eq').op('i32x4.sub').set(nzero);
+    f.get(ninf)
+      .get(v)
+      .v128i32(0xff800000 | 0)
+      .op('i32x4.eq')
+      .op('i32x4.sub')
+      .set(ninf);
+    f.get(nzero)
+      .get(v)
+      .v128i32(0x80000000 | 0)
+      .op('i32x4.eq')
+      .op('i32x4.sub')
+      .set(nzero);
     f.get(sub).get(abs).v128i32(1).op('i32x4.sub').v128i32(0x007fffff).op('i32x4.lt_u').op('i32x4.sub').set(sub);
     f.get(ptr).i32(16).op('i32.add').tee(ptr).get(endPtr).op('i32.lt_u').brIf(top);
   });
@@ -181,7 +194,12 @@ function census16(kind: 'bf16' | 'f16'): FunctionBuilder {
     f.get(ptr).mem('v128.load').tee(v).v128i16(0x7fff).op('v128.and').set(abs);
     f.get(nan).get(abs).v128i16(m.exp).op('i16x8.gt_u').op('i16x8.sub').set(nan);
     f.get(pinf).get(v).v128i16(m.exp).op('i16x8.eq').op('i16x8.sub').set(pinf);
-    f.get(ninf).get(v).v128i16(0x8000 | m.exp).op('i16x8.eq').op('i16x8.sub').set(ninf);
+    f.get(ninf)
+      .get(v)
+      .v128i16(0x8000 | m.exp)
+      .op('i16x8.eq')
+      .op('i16x8.sub')
+      .set(ninf);
     f.get(nzero).get(v).v128i16(0x8000).op('i16x8.eq').op('i16x8.sub').set(nzero);
     f.get(sub).get(abs).v128i16(1).op('i16x8.sub').v128i16(m.mant).op('i16x8.lt_u').op('i16x8.sub').set(sub);
     f.get(ptr).i32(16).op('i32.add').tee(ptr).get(endPtr).op('i32.lt_u').brIf(top);
@@ -259,9 +277,18 @@ interface BlockLocals {
 function blockLocals(f: FunctionBuilder): BlockLocals {
   const [nPtr, rPtr, start, end, firstEnd] = f.params as [Local, Local, Local, Local, Local];
   return {
-    nPtr, rPtr, start, end, firstEnd,
-    bs: f.local('i32'), be: f.local('i32'), len: f.local('i32'),
-    p: f.local('i32'), q: f.local('i32'), pe: f.local('i32'), tmp: f.local('i32'),
+    nPtr,
+    rPtr,
+    start,
+    end,
+    firstEnd,
+    bs: f.local('i32'),
+    be: f.local('i32'),
+    len: f.local('i32'),
+    p: f.local('i32'),
+    q: f.local('i32'),
+    pe: f.local('i32'),
+    tmp: f.local('i32'),
   };
 }
 
@@ -274,7 +301,13 @@ function blockLoop(f: FunctionBuilder, spec: FamilySpec, l: BlockLocals, body: (
   f.block((done) => {
     f.loop((top) => {
       f.get(l.bs).get(l.end).op('i32.ge_u').brIf(done);
-      f.get(l.be).get(l.bs).op('i32.sub').tee(l.len).i32(spec.group - 1).op('i32.and').if(() => void f.get(l.bs).op('return'));
+      f.get(l.be)
+        .get(l.bs)
+        .op('i32.sub')
+        .tee(l.len)
+        .i32(spec.group - 1)
+        .op('i32.and')
+        .if(() => void f.get(l.bs).op('return'));
       elementPtr(f, l.nPtr, l.bs, spec.log2Size, l.p);
       elementPtr(f, l.rPtr, l.bs, spec.log2Size, l.q);
       elementPtr(f, l.nPtr, l.be, spec.log2Size, l.pe);
@@ -299,7 +332,10 @@ function commitIdentical(f: FunctionBuilder, spec: FamilySpec, l: BlockLocals, s
       addCensusDeltas(f, SLOT.censusReference, l.len);
       addToSlot(f, SLOT.pairs, () => {
         f.get(l.len).op('f64.convert_i32_u');
-        for (let k = 0; k < 3; k++) f.i32(0).mem('f64.load', slotOffset(SLOT.scratch + k)).op('f64.sub');
+        for (let k = 0; k < 3; k++)
+          f.i32(0)
+            .mem('f64.load', slotOffset(SLOT.scratch + k))
+            .op('f64.sub');
       });
     },
     () => {
@@ -331,7 +367,9 @@ function exactKernel(name: string, spec: FamilySpec): FunctionBuilder {
       f.get(qq).i32(16).op('i32.add').set(qq);
       f.get(pp).i32(16).op('i32.add').tee(pp).get(l.pe).op('i32.lt_u').brIf(v);
     });
-    f.get(x).op('v128.any_true').if(() => void f.get(l.bs).op('return'));
+    f.get(x)
+      .op('v128.any_true')
+      .if(() => void f.get(l.bs).op('return'));
     commitIdentical(f, spec, l, smin);
   });
   return f;
@@ -348,13 +386,32 @@ function faithfulKernel(name: string, family: 'f32' | 'bf16', spec: FamilySpec, 
   const f = new FunctionBuilder(name, ['i32', 'i32', 'i32', 'i32', 'i32'], ['i32']);
   const l = blockLocals(f);
   const v = (): Local => f.local('v128');
-  const absV = v(), relV = v(), reqRelV = v(), ulpV = v();
+  const absV = v(),
+    relV = v(),
+    reqRelV = v(),
+    ulpV = v();
   const thrD = f.local('f64');
-  const a = v(), b = v(), sminN = v(), sminR = v();
-  const a16 = v(), b16 = v();
-  const ka = v(), kb = v(), u = v(), umax = v(), ok = v();
-  const acc0 = v(), acc1 = v(), mD = v(), mRel = v();
-  const rl = v(), dl = v(), arl = v(), cl = v(), okl = v(), okh = v();
+  const a = v(),
+    b = v(),
+    sminN = v(),
+    sminR = v();
+  const a16 = v(),
+    b16 = v();
+  const ka = v(),
+    kb = v(),
+    u = v(),
+    umax = v(),
+    ok = v();
+  const acc0 = v(),
+    acc1 = v(),
+    mD = v(),
+    mRel = v();
+  const rl = v(),
+    dl = v(),
+    arl = v(),
+    cl = v(),
+    okl = v(),
+    okh = v();
   const pp = f.local('i32');
   const qq = f.local('i32');
 
@@ -393,13 +450,27 @@ function faithfulKernel(name: string, family: 'f32' | 'bf16', spec: FamilySpec, 
     key(b, kb);
     f.get(ka).get(kb).op('i32x4.sub').get(kb).get(ka).op('i32x4.sub').get(ka).get(kb).op('i32x4.gt_s').op('v128.bitselect').set(u);
     f.get(umax).get(u).op('i32x4.max_u').set(umax);
-    half(() => void f.get(a), () => void f.get(b), acc0, okl);
-    half(() => void f.get(a).get(a).shuffle(high), () => void f.get(b).get(b).shuffle(high), acc1, okh);
+    half(
+      () => void f.get(a),
+      () => void f.get(b),
+      acc0,
+      okl,
+    );
+    half(
+      () => void f.get(a).get(a).shuffle(high),
+      () => void f.get(b).get(b).shuffle(high),
+      acc1,
+      okh,
+    );
     f.get(okl).get(okh).shuffle([0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27]);
     if (variant.ulp) f.get(u).get(ulpV).op('i32x4.le_u').op('v128.or');
     if (variant.signedZero) {
       // both zero with different signs: (a ^ b) == sign bit and (a & 0x7fffffff) == 0
-      f.get(a).get(b).op('v128.xor').v128i32(0x80000000 | 0).op('i32x4.eq');
+      f.get(a)
+        .get(b)
+        .op('v128.xor')
+        .v128i32(0x80000000 | 0)
+        .op('i32x4.eq');
       f.get(a).v128i32(0x7fffffff).op('v128.and').v128i32(0).op('i32x4.eq').op('v128.and');
       f.op('v128.andnot');
     }

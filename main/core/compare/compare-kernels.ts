@@ -352,7 +352,19 @@ export class KernelState {
    * A finite pair that mismatches or could set a record: exact records, class, count, witness.
    * (The caller has already counted the pair and its max abs / max ULP.)
    */
-  slowFinite(flat: number, x: number, y: number, d: number, ulp: number, ok: boolean, nHi: number, nLo: number, rHi: number, rLo: number, digits: number): void {
+  slowFinite(
+    flat: number,
+    x: number,
+    y: number,
+    d: number,
+    ulp: number,
+    ok: boolean,
+    nHi: number,
+    nLo: number,
+    rHi: number,
+    rLo: number,
+    digits: number,
+  ): void {
     const code = this.finiteRecords(d, Math.abs(y), ok);
     if (this.wants(code, d)) this.note(flat, code, d, ulp, x, y, bitsText(nHi, nLo, digits), bitsText(rHi, rLo, digits));
     else this.count(code);
@@ -408,7 +420,16 @@ export class KernelState {
   }
 
   /** Counts an element and records it as first mismatch and/or worst element. */
-  note(flat: number, code: number, d: number, ulp: number, native: number | string, reference: number | string, nativeBits: string, referenceBits: string): void {
+  note(
+    flat: number,
+    code: number,
+    d: number,
+    ulp: number,
+    native: number | string,
+    reference: number | string,
+    nativeBits: string,
+    referenceBits: string,
+  ): void {
     this.count(code);
     const tier = tierOf(code);
     const rankD = tier === 3 ? Infinity : d;
@@ -552,7 +573,7 @@ function f32Block(st: KernelState, n: Float32Array, r: Float32Array, nb: Int32Ar
   let s2 = 0;
   let s3 = 0;
   for (let i = from; i < to; i++) {
-    if (i === body) run += (s0 + s2) + (s1 + s3);
+    if (i === body) run += s0 + s2 + (s1 + s3);
     const wn = nb[i] as number;
     const wr = rb[i] as number;
     const en = wn & 0x7f800000;
@@ -578,9 +599,7 @@ function f32Block(st: KernelState, n: Float32Array, r: Float32Array, nb: Int32Ar
       if (ulp > maxUlp) maxUlp = ulp;
       const ar = Math.abs(y);
       const c = relC * ar;
-      const ok =
-        wn === wr ||
-        (faithful ? (d === 0 ? !zeroSignsMatter : d <= absC + c || (maxUlpC >= 0 && ulp <= maxUlpC)) : d === 0 && !zeroSignsMatter);
+      const ok = wn === wr || (faithful ? (d === 0 ? !zeroSignsMatter : d <= absC + c || (maxUlpC >= 0 && ulp <= maxUlpC)) : d === 0 && !zeroSignsMatter);
       if (!ok || d > thrD || d - requiredRel * ar > 0) {
         st.slowFinite(base + i, x, y, d, ulp, ok, wn, 0, wr, 0, 8);
         thrD = st.thrD;
@@ -596,7 +615,7 @@ function f32Block(st: KernelState, n: Float32Array, r: Float32Array, nb: Int32Ar
       else s3 += e2;
     } else run += e2;
   }
-  if (body === to) run += (s0 + s2) + (s1 + s3);
+  if (body === to) run += s0 + s2 + (s1 + s3);
   st.s[S_SUMSQ] = run;
   st.pairsJs += pairs;
   census[5] = (census[5] as number) + normal;
@@ -627,7 +646,7 @@ function halfBlock(st: KernelState, table: Float32Array, nb: Uint16Array, rb: Ui
   let s2 = 0;
   let s3 = 0;
   for (let i = from; i < to; i++) {
-    if (i === body) run += (s0 + s2) + (s1 + s3);
+    if (i === body) run += s0 + s2 + (s1 + s3);
     const hn = nb[i] as number;
     const hr = rb[i] as number;
     const en = hn & exp;
@@ -653,9 +672,7 @@ function halfBlock(st: KernelState, table: Float32Array, nb: Uint16Array, rb: Ui
       if (ulp > maxUlp) maxUlp = ulp;
       const ar = Math.abs(y);
       const c = relC * ar;
-      const ok =
-        hn === hr ||
-        (faithful ? (d === 0 ? !zeroSignsMatter : d <= absC + c || (maxUlpC >= 0 && ulp <= maxUlpC)) : d === 0 && !zeroSignsMatter);
+      const ok = hn === hr || (faithful ? (d === 0 ? !zeroSignsMatter : d <= absC + c || (maxUlpC >= 0 && ulp <= maxUlpC)) : d === 0 && !zeroSignsMatter);
       if (!ok || d > thrD || d - requiredRel * ar > 0) {
         st.slowFinite(base + i, x, y, d, ulp, ok, hn, 0, hr, 0, 4);
         thrD = st.thrD;
@@ -671,7 +688,7 @@ function halfBlock(st: KernelState, table: Float32Array, nb: Uint16Array, rb: Ui
       else s3 += e2;
     } else run += e2;
   }
-  if (body === to) run += (s0 + s2) + (s1 + s3);
+  if (body === to) run += s0 + s2 + (s1 + s3);
   st.s[S_SUMSQ] = run;
   st.pairsJs += pairs;
   census[5] = (census[5] as number) + normal;
@@ -732,7 +749,7 @@ function f64Block(st: KernelState, n: Float64Array, r: Float64Array, nw: Int32Ar
   let s2 = 0;
   let s3 = 0;
   for (let i = from; i < to; i++) {
-    if (i === body) run += (s0 + s2) + (s1 + s3);
+    if (i === body) run += s0 + s2 + (s1 + s3);
     const nlo = nw[2 * i] as number;
     const nhi = nw[2 * i + 1] as number;
     const rlo = rw[2 * i] as number;
@@ -775,7 +792,7 @@ function f64Block(st: KernelState, n: Float64Array, r: Float64Array, nw: Int32Ar
       else s3 += e2;
     } else run += e2;
   }
-  if (body === to) run += (s0 + s2) + (s1 + s3);
+  if (body === to) run += s0 + s2 + (s1 + s3);
   st.s[S_SUMSQ] = run;
   st.pairsJs += pairs;
   census[5] = (census[5] as number) + normal;
@@ -843,7 +860,7 @@ function c64Block(st: KernelState, n: Float32Array, r: Float32Array, nb: Int32Ar
         s2 += sqRe;
         s3 += sqIm;
       }
-      if (i + 2 === body) s[S_SUMSQ] = (s[S_SUMSQ] as number) + ((s0 + s2) + (s1 + s3));
+      if (i + 2 === body) s[S_SUMSQ] = (s[S_SUMSQ] as number) + (s0 + s2 + (s1 + s3));
     } else {
       s[S_SUMSQ] = (s[S_SUMSQ] as number) + sqRe;
       s[S_SUMSQ] = (s[S_SUMSQ] as number) + sqIm;
@@ -891,7 +908,7 @@ function intBlock(st: KernelState, n: IntArray, r: IntArray, from: number, to: n
   let s2 = 0;
   let s3 = 0;
   for (let i = from; i < to; i++) {
-    if (i === body) run += (s0 + s2) + (s1 + s3);
+    if (i === body) run += s0 + s2 + (s1 + s3);
     const a = n[i] as number;
     const b = r[i] as number;
     let e2 = 0;
@@ -908,7 +925,7 @@ function intBlock(st: KernelState, n: IntArray, r: IntArray, from: number, to: n
       else s3 += e2;
     } else run += e2;
   }
-  if (body === to) run += (s0 + s2) + (s1 + s3);
+  if (body === to) run += s0 + s2 + (s1 + s3);
   st.s[S_SUMSQ] = run;
   st.pairsJs += to - from;
   st.censusJs[5] = (st.censusJs[5] as number) + (to - from);
@@ -923,7 +940,7 @@ function int64Block(st: KernelState, n: BigInt64Array | BigUint64Array, r: BigIn
   let s2 = 0;
   let s3 = 0;
   for (let i = from; i < to; i++) {
-    if (i === body) run += (s0 + s2) + (s1 + s3);
+    if (i === body) run += s0 + s2 + (s1 + s3);
     const a = n[i] as bigint;
     const b = r[i] as bigint;
     let e2 = 0;
@@ -942,7 +959,7 @@ function int64Block(st: KernelState, n: BigInt64Array | BigUint64Array, r: BigIn
       else s3 += e2;
     } else run += e2;
   }
-  if (body === to) run += (s0 + s2) + (s1 + s3);
+  if (body === to) run += s0 + s2 + (s1 + s3);
   st.s[S_SUMSQ] = run;
   st.pairsJs += to - from;
   st.censusJs[5] = (st.censusJs[5] as number) + (to - from);
@@ -1037,7 +1054,20 @@ function intView(dtype: DType, bytes: Uint8Array): IntArray {
 }
 
 function makeViews(st: KernelState, n: Uint8Array, r: Uint8Array): Views {
-  const views: Views = { f32n: null, f32r: null, i32n: null, i32r: null, u16n: null, u16r: null, f64n: null, f64r: null, intn: null, intr: null, bign: null, bigr: null };
+  const views: Views = {
+    f32n: null,
+    f32r: null,
+    i32n: null,
+    i32r: null,
+    u16n: null,
+    u16r: null,
+    f64n: null,
+    f64r: null,
+    intn: null,
+    intr: null,
+    bign: null,
+    bigr: null,
+  };
   const words = (bytes: Uint8Array): Int32Array => new Int32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >> 2);
   switch (st.family) {
     case 'f32':
@@ -1059,8 +1089,10 @@ function makeViews(st: KernelState, n: Uint8Array, r: Uint8Array): Views {
       views.i32r = words(r);
       break;
     case 'int64':
-      views.bign = st.dtype === 'I64' ? new BigInt64Array(n.buffer, n.byteOffset, n.byteLength >> 3) : new BigUint64Array(n.buffer, n.byteOffset, n.byteLength >> 3);
-      views.bigr = st.dtype === 'I64' ? new BigInt64Array(r.buffer, r.byteOffset, r.byteLength >> 3) : new BigUint64Array(r.buffer, r.byteOffset, r.byteLength >> 3);
+      views.bign =
+        st.dtype === 'I64' ? new BigInt64Array(n.buffer, n.byteOffset, n.byteLength >> 3) : new BigUint64Array(n.buffer, n.byteOffset, n.byteLength >> 3);
+      views.bigr =
+        st.dtype === 'I64' ? new BigInt64Array(r.buffer, r.byteOffset, r.byteLength >> 3) : new BigUint64Array(r.buffer, r.byteOffset, r.byteLength >> 3);
       break;
     case 'int':
       views.intn = intView(st.dtype, n);
@@ -1128,7 +1160,7 @@ export function compareValues(st: KernelState, native: Uint8Array, reference: Ui
   if (kernel === null) {
     const views = makeViews(st, native, reference);
     if (sameBytes(native, reference, from, to, bytesPerUnit)) return identicalRange(st, views, from, to);
-    for (let pos = from; pos < to; ) {
+    for (let pos = from; pos < to;) {
       const end = Math.min(to, (Math.floor((base + pos) / B) + 1) * B - base);
       if (sameBytes(native, reference, pos, end, bytesPerUnit)) identicalRange(st, views, pos, end);
       else jsBlock(st, views, pos, end, base);
@@ -1137,7 +1169,7 @@ export function compareValues(st: KernelState, native: Uint8Array, reference: Ui
     return;
   }
   let views: Views | null = null;
-  for (let pos = from; pos < to; ) {
+  for (let pos = from; pos < to;) {
     const next = kernel(native.byteOffset, reference.byteOffset, pos, to, Math.min(to, (Math.floor((base + pos) / B) + 1) * B - base));
     if (next >= to) return;
     const end = Math.min(to, (Math.floor((base + next) / B) + 1) * B - base);

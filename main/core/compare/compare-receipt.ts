@@ -26,7 +26,8 @@ export function compareReceiptSubjects(result: CompareResult): Subject[] {
   add(comparison.reference.subjectName, comparison.reference.manifestSha256, 'reference');
   add(comparison.candidate.subjectName, comparison.candidate.manifestSha256, 'candidate');
   if (comparison.oracle !== null) add(comparison.oracle.subjectName, comparison.oracle.manifestSha256, 'oracle');
-  if (comparison.contracts.file !== null && comparison.contracts.sha256 !== null) add(basename(comparison.contracts.file), comparison.contracts.sha256, 'contracts');
+  if (comparison.contracts.file !== null && comparison.contracts.sha256 !== null)
+    add(basename(comparison.contracts.file), comparison.contracts.sha256, 'contracts');
   if (comparison.map !== null) add(basename(comparison.map.file), comparison.map.sha256, 'map');
   return subjects;
 }

@@ -21,6 +21,7 @@ export async function compareEvidenceChanged(result: CompareResult): Promise<str
     ...(comparison.contracts.file !== null ? [{ what: 'contracts file', path: comparison.contracts.file, sha256: comparison.contracts.sha256 }] : []),
     ...(comparison.map !== null ? [{ what: 'map file', path: comparison.map.file, sha256: comparison.map.sha256 }] : []),
   ];
-  for (const file of files) if (file.sha256 === null || !(await fileStillHashesTo(file.path, file.sha256))) return `the ${file.what} ${file.path} changed while it was compared`;
+  for (const file of files)
+    if (file.sha256 === null || !(await fileStillHashesTo(file.path, file.sha256))) return `the ${file.what} ${file.path} changed while it was compared`;
   return null;
 }

@@ -38,9 +38,13 @@ export function compareHeader(result: CompareResult): string[] {
       `map        ${map.file}  sha256 ${shortSha(map.sha256)}: ${map.mapped.length} candidate boundary name(s) mapped, ${map.unmapped.length} declared unmapped, ` +
         `${map.uncovered.length} kept under their own name, ${unknown.length} of them unknown to the reference`,
     );
-    for (const row of map.unmapped) lines.push(`  unmapped   ${row.candidate} (passes ${passList(row.passes)}): declared unmapped (unmapped[${row.rule}]): ${row.reason}`);
+    for (const row of map.unmapped)
+      lines.push(`  unmapped   ${row.candidate} (passes ${passList(row.passes)}): declared unmapped (unmapped[${row.rule}]): ${row.reason}`);
     // A name no entry covers and the reference lacks is neither mapped nor declared: said here, and a gap in the rows.
-    for (const row of unknown) lines.push(`  uncovered  ${row.candidate} (passes ${passList(row.passes)}): no map entry covers it and the reference has no boundary of that name (not compared)`);
+    for (const row of unknown)
+      lines.push(
+        `  uncovered  ${row.candidate} (passes ${passList(row.passes)}): no map entry covers it and the reference has no boundary of that name (not compared)`,
+      );
   }
   if (result.ledger.length > 0) lines.push(`ledger     ${result.ledger.length} known gap(s): ${result.ledger.map((entry) => entry.id).join(', ')}`);
   for (const warning of result.warnings) lines.push(`warning    ${warning}`);

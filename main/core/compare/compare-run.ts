@@ -199,7 +199,10 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareRes
     }
     let ledger;
     try {
-      ledger = await loadLedger([{ caseId, referenceDir, manifestPath: rawReference.manifestPath, manifest: rawReference.manifest }], options.ledgerFile === null ? null : resolve(options.ledgerFile));
+      ledger = await loadLedger(
+        [{ caseId, referenceDir, manifestPath: rawReference.manifestPath, manifest: rawReference.manifest }],
+        options.ledgerFile === null ? null : resolve(options.ledgerFile),
+      );
     } catch (error) {
       if (error instanceof LedgerError) throw new InputError(`ledger ${error.message}`);
       throw error;
@@ -209,7 +212,17 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareRes
     const description = referenceCatalogue(reference);
     const { run, stop } = describeCandidateRun(rawCandidate, reference.passes.length);
     const contracts: Record<string, Contract> = {};
-    const judged = await judgeCase({ caseId, reference, native: candidate, oracle, description, ledger: ledger.entries, stop, nativeUnreadable: null, contracts });
+    const judged = await judgeCase({
+      caseId,
+      reference,
+      native: candidate,
+      oracle,
+      description,
+      ledger: ledger.entries,
+      stop,
+      nativeUnreadable: null,
+      contracts,
+    });
 
     const gaps: GapRecord[] = [];
     const seen = new Set<string>();
@@ -256,8 +269,20 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareRes
       startedAt,
       finishedAt: new Date().toISOString(),
       strict: options.strict,
-      options: { isolation: 'process', passTimeoutMs: 0, engineOptions: {}, teacherForce: false, isolate: false, workDir: '', ledgerFile: options.ledgerFile === null ? null : resolve(options.ledgerFile) },
-      engine: producerOf(candidateSummary, rawCandidate.manifest, description.boundaries.map((boundary) => boundary.name)),
+      options: {
+        isolation: 'process',
+        passTimeoutMs: 0,
+        engineOptions: {},
+        teacherForce: false,
+        isolate: false,
+        workDir: '',
+        ledgerFile: options.ledgerFile === null ? null : resolve(options.ledgerFile),
+      },
+      engine: producerOf(
+        candidateSummary,
+        rawCandidate.manifest,
+        description.boundaries.map((boundary) => boundary.name),
+      ),
       ledger: ledger.entries,
       warnings,
       cases: [item],
@@ -267,7 +292,14 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareRes
       compared: judged.compared,
       firstDivergence: firstDivergence === -1 ? null : { case: caseId, index: firstDivergence },
       seals,
-      comparison: { reference: referenceSummary, candidate: candidateSummary, oracle: oracleSummary, contracts: used, map: mapReport, baseline: options.baseline },
+      comparison: {
+        reference: referenceSummary,
+        candidate: candidateSummary,
+        oracle: oracleSummary,
+        contracts: used,
+        map: mapReport,
+        baseline: options.baseline,
+      },
     };
   } catch (error) {
     if (error instanceof BundleError) throw new InputError(`a bundle changed while it was compared: ${error.message}`);

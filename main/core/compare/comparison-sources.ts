@@ -61,22 +61,41 @@ function declaresNone(bundle: TraceBundle): boolean {
 export function referenceContractSource(choice: ContractChoice, reference: TraceBundle): { source: ContractSource | null; used: ContractsUsed } {
   if (choice.file !== null) {
     const file = choice.file;
-    return { source: file, used: { kind: 'file', file: file.path, sha256: file.sha256, description: `contracts file ${file.path} (${file.rules.length} rule(s); boundaries no rule matches keep the reference's own contract)` } };
+    return {
+      source: file,
+      used: {
+        kind: 'file',
+        file: file.path,
+        sha256: file.sha256,
+        description: `contracts file ${file.path} (${file.rules.length} rule(s); boundaries no rule matches keep the reference's own contract)`,
+      },
+    };
   }
   if (choice.baseline) {
     const why = 'regression mode (--baseline): every boundary bit for bit against the stored baseline';
     return { source: { kind: 'all_bit_exact', why }, used: { kind: 'all_bit_exact', file: null, sha256: null, description: why } };
   }
-  if (!declaresNone(reference)) return { source: null, used: { kind: 'manifest', file: null, sha256: null, description: `the reference manifest's own contracts (${reference.manifestPath})` } };
+  if (!declaresNone(reference))
+    return {
+      source: null,
+      used: { kind: 'manifest', file: null, sha256: null, description: `the reference manifest's own contracts (${reference.manifestPath})` },
+    };
   const why = `--contract ${choice.defaultContract}: the ${reference.manifest.kind} reference declares no contract for this boundary`;
   return {
     source: { kind: 'default', contract: choice.defaultContract, why },
-    used: { kind: 'default', file: null, sha256: null, description: `${choice.defaultContract} for every boundary the ${reference.manifest.kind} reference declares no contract for (--contract ${choice.defaultContract})` },
+    used: {
+      kind: 'default',
+      file: null,
+      sha256: null,
+      description: `${choice.defaultContract} for every boundary the ${reference.manifest.kind} reference declares no contract for (--contract ${choice.defaultContract})`,
+    },
   };
 }
 
 /** The oracle's contracts: the reference's source; an oracle that declares none (another engine's capture) is judged like such a reference. */
 export function oracleContractSource(referenceSource: ContractSource | null, oracle: TraceBundle, defaultContract: 'bit_exact'): ContractSource | null {
   if (referenceSource !== null) return referenceSource;
-  return declaresNone(oracle) ? { kind: 'default', contract: defaultContract, why: `--contract ${defaultContract}: the oracle declares no contract for this boundary` } : null;
+  return declaresNone(oracle)
+    ? { kind: 'default', contract: defaultContract, why: `--contract ${defaultContract}: the oracle declares no contract for this boundary` }
+    : null;
 }

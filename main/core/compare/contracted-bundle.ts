@@ -54,7 +54,10 @@ async function contractsOf(bundle: TraceBundle, source: ContractSource): Promise
         const rule = ruleFor(source, entry.name);
         if (rule !== undefined && rule.contract.form === 'contract') contract = rule.contract.contract;
         if (rule !== undefined && rule.contract.form === 'faithful_from_k') {
-          const rms = rule.contract.rule.scale === undefined && entry.dtype in { F32: 1, F64: 1, F16: 1, BF16: 1, C64: 1 } ? await finiteRms(bundle, pass.index, entry) : 0;
+          const rms =
+            rule.contract.rule.scale === undefined && entry.dtype in { F32: 1, F64: 1, F16: 1, BF16: 1, C64: 1 }
+              ? await finiteRms(bundle, pass.index, entry)
+              : 0;
           const made = faithfulFromK(rule.contract.rule, entry, rms);
           if (typeof made === 'string') throw InputError.at(source.path, formatFieldPath(['rules', rule.index, 'contract']), `pass ${pass.index}: ${made}`);
           contract = made;

@@ -82,7 +82,11 @@ function parseRuleContract(path: string, index: number, value: unknown): RuleCon
   const at = ['rules', index, 'contract'];
   if (value === 'bit_exact') return { form: 'contract', contract: bitExactContract(`bit_exact by rule rules[${index}] of the contracts file ${path}`) };
   if (typeof value === 'string' || value === undefined || value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw InputError.at(path, formatFieldPath(at), `expected "bit_exact", {"faithful_from_k": K} or a full contract ({"kind": "bit_exact" | "faithful", ...}), got ${JSON.stringify(value) ?? 'nothing'}`);
+    throw InputError.at(
+      path,
+      formatFieldPath(at),
+      `expected "bit_exact", {"faithful_from_k": K} or a full contract ({"kind": "bit_exact" | "faithful", ...}), got ${JSON.stringify(value) ?? 'nothing'}`,
+    );
   }
   const isFromK = 'faithful_from_k' in value;
   const parsed = isFromK ? FaithfulFromKSchema.safeParse(value) : ContractSchema.safeParse(value);
@@ -110,8 +114,10 @@ const fmt = (value: number): string => Number(value.toPrecision(9)).toString();
  */
 export function faithfulFromK(rule: FaithfulFromK, entry: BoundaryEntry, referenceRms: number): Contract | string {
   const storage = UNIT_ROUNDOFF[entry.dtype];
-  if (storage === undefined) return `matches boundary ${entry.name} (${entry.dtype}): faithful_from_k applies to floating-point boundaries; give exact values a "bit_exact" rule before this one`;
-  const accumulation: DType = rule.accumulation_dtype ?? (entry.dtype === 'BF16' || entry.dtype === 'F16' ? 'F32' : entry.dtype === 'C64' ? 'F32' : entry.dtype);
+  if (storage === undefined)
+    return `matches boundary ${entry.name} (${entry.dtype}): faithful_from_k applies to floating-point boundaries; give exact values a "bit_exact" rule before this one`;
+  const accumulation: DType =
+    rule.accumulation_dtype ?? (entry.dtype === 'BF16' || entry.dtype === 'F16' ? 'F32' : entry.dtype === 'C64' ? 'F32' : entry.dtype);
   const unit = UNIT_ROUNDOFF[accumulation] as number;
   const K = rule.faithful_from_k;
   if (K * unit >= 1) return `K = ${K} is too long for ${accumulation} (K*u >= 1: gamma(K) is unbounded)`;

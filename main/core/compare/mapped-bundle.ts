@@ -31,7 +31,9 @@ interface Transform {
 }
 
 function transformText(rule: MapRule): string | null {
-  const parts = [rule.widenTo !== null ? `widen to ${rule.widenTo}` : null, rule.permute !== null ? `permute [${rule.permute.join(', ')}]` : null].filter((part): part is string => part !== null);
+  const parts = [rule.widenTo !== null ? `widen to ${rule.widenTo}` : null, rule.permute !== null ? `permute [${rule.permute.join(', ')}]` : null].filter(
+    (part): part is string => part !== null,
+  );
   return parts.length === 0 ? null : parts.join(', ');
 }
 
@@ -54,15 +56,32 @@ function widen(data: Uint8Array, from: DType, to: DType, count: number): Uint8Ar
     else if (from === 'U16') value = input.getUint16(k * 2, true);
     else value = input.getUint32(k * 4, true);
     switch (to) {
-      case 'F32': view.setFloat32(k * 4, Number(value), true); break;
-      case 'F64': view.setFloat64(k * 8, Number(value), true); break;
-      case 'I16': view.setInt16(k * 2, Number(value), true); break;
-      case 'I32': view.setInt32(k * 4, Number(value), true); break;
-      case 'U16': view.setUint16(k * 2, Number(value), true); break;
-      case 'U32': view.setUint32(k * 4, Number(value), true); break;
-      case 'I64': view.setBigInt64(k * 8, BigInt(value), true); break;
-      case 'U64': view.setBigUint64(k * 8, BigInt(value), true); break;
-      default: throw new Error(`internal: no widening to ${to}`);
+      case 'F32':
+        view.setFloat32(k * 4, Number(value), true);
+        break;
+      case 'F64':
+        view.setFloat64(k * 8, Number(value), true);
+        break;
+      case 'I16':
+        view.setInt16(k * 2, Number(value), true);
+        break;
+      case 'I32':
+        view.setInt32(k * 4, Number(value), true);
+        break;
+      case 'U16':
+        view.setUint16(k * 2, Number(value), true);
+        break;
+      case 'U32':
+        view.setUint32(k * 4, Number(value), true);
+        break;
+      case 'I64':
+        view.setBigInt64(k * 8, BigInt(value), true);
+        break;
+      case 'U64':
+        view.setBigUint64(k * 8, BigInt(value), true);
+        break;
+      default:
+        throw new Error(`internal: no widening to ${to}`);
     }
   }
   return out;
@@ -160,13 +179,21 @@ class MappedBundle implements TraceBundle {
 function transformedEntry(entry: BoundaryEntry, rule: MapRule, name: string, map: BoundaryMap, passIndex: number): BoundaryEntry {
   const dtype = rule.widenTo ?? entry.dtype;
   if (!canWiden(entry.dtype, dtype)) {
-    throw InputError.at(map.path, formatFieldPath(['map', rule.index, 'widen_to']), `${entry.dtype} -> ${dtype} is not a widening (candidate boundary ${entry.name}, pass ${passIndex}); a widening keeps every value exactly`);
+    throw InputError.at(
+      map.path,
+      formatFieldPath(['map', rule.index, 'widen_to']),
+      `${entry.dtype} -> ${dtype} is not a widening (candidate boundary ${entry.name}, pass ${passIndex}); a widening keeps every value exactly`,
+    );
   }
   let shape = [...entry.shape];
   let valid = entry.valid;
   if (rule.permute !== null) {
     if (rule.permute.length !== entry.shape.length) {
-      throw InputError.at(map.path, formatFieldPath(['map', rule.index, 'permute']), `has ${rule.permute.length} axes, candidate boundary ${entry.name} has ${entry.shape.length} ([${entry.shape.join(', ')}], pass ${passIndex})`);
+      throw InputError.at(
+        map.path,
+        formatFieldPath(['map', rule.index, 'permute']),
+        `has ${rule.permute.length} axes, candidate boundary ${entry.name} has ${entry.shape.length} ([${entry.shape.join(', ')}], pass ${passIndex})`,
+      );
     }
     shape = rule.permute.map((axis) => entry.shape[axis] as number);
     if (valid !== null) valid = { ...valid, axis: rule.permute.indexOf(valid.axis) };
@@ -198,7 +225,11 @@ export function applyBoundaryMap(candidate: TraceBundle, map: BoundaryMap, refer
       const earlier = takenBy.get(name);
       if (earlier !== undefined) {
         const field = placement.kind === 'mapped' ? formatFieldPath(['map', placement.rule.index, 'reference']) : 'map';
-        throw InputError.at(map.path, field, `candidate boundaries ${earlier} and ${entry.name} both become reference boundary ${name} in pass ${pass.index}; each reference boundary is compared with one candidate boundary`);
+        throw InputError.at(
+          map.path,
+          field,
+          `candidate boundaries ${earlier} and ${entry.name} both become reference boundary ${name} in pass ${pass.index}; each reference boundary is compared with one candidate boundary`,
+        );
       }
       takenBy.set(name, entry.name);
       if (placement.kind === 'mapped') {
@@ -221,11 +252,22 @@ export function applyBoundaryMap(candidate: TraceBundle, map: BoundaryMap, refer
     passes.push({ ...pass, boundaries });
   }
   const unusedEntries = [
-    ...map.map.filter((rule) => !used.has(`map[${rule.index}]`)).map((rule) => `${map.path}: map[${rule.index}] ("${rule.pattern.source}") matches no candidate boundary`),
-    ...map.unmapped.filter((rule) => !used.has(`unmapped[${rule.index}]`)).map((rule) => `${map.path}: unmapped[${rule.index}] ("${rule.pattern.source}") matches no candidate boundary`),
+    ...map.map
+      .filter((rule) => !used.has(`map[${rule.index}]`))
+      .map((rule) => `${map.path}: map[${rule.index}] ("${rule.pattern.source}") matches no candidate boundary`),
+    ...map.unmapped
+      .filter((rule) => !used.has(`unmapped[${rule.index}]`))
+      .map((rule) => `${map.path}: unmapped[${rule.index}] ("${rule.pattern.source}") matches no candidate boundary`),
   ];
   return {
     bundle: new MappedBundle(candidate, passes, sources),
-    report: { file: map.path, sha256: map.sha256, mapped: [...mapped.values()], unmapped: [...unmapped.values()], uncovered: [...uncovered.values()], unusedEntries },
+    report: {
+      file: map.path,
+      sha256: map.sha256,
+      mapped: [...mapped.values()],
+      unmapped: [...unmapped.values()],
+      uncovered: [...uncovered.values()],
+      unusedEntries,
+    },
   };
 }

@@ -24,7 +24,7 @@ export function compileNamePattern(source: string): NamePattern | string {
   if (source.length === 0) return 'a pattern is a non-empty string';
   let regex = '';
   const captures: string[] = [];
-  for (let at = 0; at < source.length; ) {
+  for (let at = 0; at < source.length;) {
     const char = source[at] as string;
     if (char === '*') {
       regex += '.*';

@@ -11,7 +11,8 @@ import { loadContractsFile, type ContractSource } from './contracts-file.ts';
 /** What --contracts / --contract ask for; null when neither was given. */
 export async function contractSourceOf(flags: { contractsFile: string | null; contract: 'bit_exact' | null }): Promise<ContractSource | null> {
   if (flags.contractsFile !== null) return loadContractsFile(flags.contractsFile);
-  if (flags.contract !== null) return { kind: 'default', contract: flags.contract, why: `--contract ${flags.contract}: the reference declares no contract for this boundary` };
+  if (flags.contract !== null)
+    return { kind: 'default', contract: flags.contract, why: `--contract ${flags.contract}: the reference declares no contract for this boundary` };
   return null;
 }
 
@@ -24,8 +25,14 @@ export interface SuppliedContracts {
 }
 
 export function describeSource(source: ContractSource): SuppliedContracts {
-  if (source.kind === 'file') return { source, description: `contracts file ${source.path} (${source.rules.length} rule(s))`, file: source.path, sha256: source.sha256 };
-  return { source, description: source.kind === 'default' ? `--contract ${source.contract} for every boundary without a contract` : source.why, file: null, sha256: null };
+  if (source.kind === 'file')
+    return { source, description: `contracts file ${source.path} (${source.rules.length} rule(s))`, file: source.path, sha256: source.sha256 };
+  return {
+    source,
+    description: source.kind === 'default' ? `--contract ${source.contract} for every boundary without a contract` : source.why,
+    file: null,
+    sha256: null,
+  };
 }
 
 /**
@@ -44,4 +51,3 @@ export async function admitReference(bundle: TraceBundle, source: ContractSource
   }
   return withContracts(bundle, source);
 }
-

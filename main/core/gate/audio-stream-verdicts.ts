@@ -27,7 +27,7 @@ export type StreamVerdictRow = Pick<BoundaryVerdict, 'pass' | 'boundary' | 'verd
 /** "0-11, 18-20": consecutive pass indices as ranges. */
 export function passRanges(passes: readonly number[]): string {
   const parts: string[] = [];
-  for (let i = 0; i < passes.length; ) {
+  for (let i = 0; i < passes.length;) {
     let j = i;
     while (j + 1 < passes.length && (passes[j + 1] as number) === (passes[j] as number) + 1) j++;
     parts.push(i === j ? String(passes[i]) : `${passes[i]}-${passes[j]}`);

@@ -182,7 +182,15 @@ function slotsOf(input: CaseJudgeInput, catalogue: ReadonlyMap<string, number>, 
     }
     for (const entry of nativePass?.boundaries ?? []) {
       if (seen.has(entry.name)) continue;
-      rows.push({ pass, name: entry.name, stage: entry.stage, inReference: false, inNative: true, catalogueIndex: catalogue.get(entry.name) ?? null, order: rows.length });
+      rows.push({
+        pass,
+        name: entry.name,
+        stage: entry.stage,
+        inReference: false,
+        inNative: true,
+        catalogueIndex: catalogue.get(entry.name) ?? null,
+        order: rows.length,
+      });
     }
     const key = (slot: Slot): number => slot.catalogueIndex ?? Number.MAX_SAFE_INTEGER;
     rows.sort((a, b) => key(a) - key(b) || a.order - b.order);
@@ -250,7 +258,11 @@ export async function judgeCase(input: CaseJudgeInput): Promise<CaseJudgement> {
     const stop = input.stop;
     const unreached = !slot.inNative && stop !== null && passIndex >= stop.pass ? stop.description : null;
     const ledger = slot.inReference ? findLedgerEntry(input.ledger, input.caseId, passIndex, slot.name) : null;
-    const stance = catalogueStance(catalogueByName.get(slot.name), slot.pass, passFacts.get(passIndex) ?? { pcmIn: input.reference.input('pcm_in') !== undefined, endOfAudio: false });
+    const stance = catalogueStance(
+      catalogueByName.get(slot.name),
+      slot.pass,
+      passFacts.get(passIndex) ?? { pcmIn: input.reference.input('pcm_in') !== undefined, endOfAudio: false },
+    );
     if (stance === 'engine_decides' && slot.inReference && !slot.inNative && unreached === null && slotUnreadable === null) {
       // The engine chose not to emit it in this pass, which its catalogue allows: no row.
       input.onCompared?.(done + 1, slots.length);

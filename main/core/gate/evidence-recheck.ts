@@ -26,7 +26,8 @@ export async function evidenceChangedDuringRun(result: GateResult): Promise<stri
       const changed = await bundleChangedSinceOpen(bundle.dir, bundle.sha256);
       if (changed !== null) return `case ${item.id}: the ${bundle.role} bundle changed while the gate ran: ${changed}`;
     }
-    if (item.weights !== null && !(await fileStillHashesTo(item.weights.path, item.weights.sha256))) return `case ${item.id}: the weights ${item.weights.path} changed while the gate ran`;
+    if (item.weights !== null && !(await fileStillHashesTo(item.weights.path, item.weights.sha256)))
+      return `case ${item.id}: the weights ${item.weights.path} changed while the gate ran`;
   }
   return null;
 }

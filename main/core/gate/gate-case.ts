@@ -41,7 +41,6 @@ export interface PreparedCase {
   weights: { path: string; sha256: string; subjectName: string } | null;
 }
 
-
 function statusWords(status: RunOutcome['status']): string {
   switch (status) {
     case 'crashed':
@@ -121,7 +120,11 @@ export async function runGateCase(item: PreparedCase, context: GateCaseContext):
   progress?.({ kind: 'case_start', case: item.caseId, caseIndex, caseCount, passes: passesExpected });
   const caseGaps: GapRecord[] = [];
   if (item.oracleDir === null) {
-    caseGaps.push({ id: gapIds.oracleAbsent(item.caseId), case: item.caseId, reason: `case ${item.caseId} has no fp64 oracle bundle: no boundary was compared against the oracle` });
+    caseGaps.push({
+      id: gapIds.oracleAbsent(item.caseId),
+      case: item.caseId,
+      reason: `case ${item.caseId} has no fp64 oracle bundle: no boundary was compared against the oracle`,
+    });
   }
 
   const nativeDir = join(workDir, item.folder, 'native');
@@ -174,7 +177,8 @@ export async function runGateCase(item: PreparedCase, context: GateCaseContext):
   const nativeManifest = capture?.manifestPath ?? null;
   const nativeFolder = nativeManifest === null ? null : nativeDir;
 
-  const reference = capture?.reference ?? (await withContracts(await openBundle(item.referenceDir, { verify: 'none' }), options.referenceContracts?.source ?? null));
+  const reference =
+    capture?.reference ?? (await withContracts(await openBundle(item.referenceDir, { verify: 'none' }), options.referenceContracts?.source ?? null));
   const opened = await openNative(nativeFolder);
   let nativeUnreadable = opened.unreadable;
   if (nativeFolder === null && run.outcome.status !== 'completed') {

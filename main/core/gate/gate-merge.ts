@@ -17,7 +17,9 @@ import { InputError } from '../io/input-error.ts';
 /** A shard result file is refused above this size before it is parsed. */
 const MAX_SHARD_RESULT_BYTES = 1024 * 1024 * 1024;
 
-const CountsSchema = z.strictObject(Object.fromEntries(VERDICTS.map((verdict) => [verdict, z.number().int().nonnegative()])) as Record<(typeof VERDICTS)[number], z.ZodNumber>);
+const CountsSchema = z.strictObject(
+  Object.fromEntries(VERDICTS.map((verdict) => [verdict, z.number().int().nonnegative()])) as Record<(typeof VERDICTS)[number], z.ZodNumber>,
+);
 const SubjectSchema = z.looseObject({ subjectName: z.string().min(1), manifestSha256: z.string() });
 
 // What merge computes with is checked field by field; the rest of each case (its verdict rows
@@ -85,9 +87,12 @@ export async function loadShardResult(file: string): Promise<LoadedShard> {
   const parsed = ShardResultSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new InputError(`${file}: not a gate result (--gate --json): ${issue === undefined ? 'invalid' : `${issue.path.join('.') || '(root)'}: ${issue.message}`}`);
+    throw new InputError(
+      `${file}: not a gate result (--gate --json): ${issue === undefined ? 'invalid' : `${issue.path.join('.') || '(root)'}: ${issue.message}`}`,
+    );
   }
-  if (parsed.data.shard === undefined) throw new InputError(`${file}: a gate result of an unsharded run (no "shard"); merge combines the results of --gate --shard K/N`);
+  if (parsed.data.shard === undefined)
+    throw new InputError(`${file}: a gate result of an unsharded run (no "shard"); merge combines the results of --gate --shard K/N`);
   return { file, sha256: createHash('sha256').update(bytes).digest('hex'), result: parsed.data as unknown as GateResult, shard: parsed.data.shard };
 }
 
@@ -104,18 +109,28 @@ export function shardSetProblems(shards: readonly LoadedShard[]): string[] {
   const members = shards.filter((item) => item.shard.plan === plan && item.shard.count === count);
   for (const item of shards) {
     if (!members.includes(item)) {
-      problems.push(`foreign shard ${item.file}: shard ${item.shard.index}/${item.shard.count} of plan ${item.shard.plan.slice(0, 12)}, not of this run's plan ${plan.slice(0, 12)} (other cases, references, engine, options or shard count)`);
+      problems.push(
+        `foreign shard ${item.file}: shard ${item.shard.index}/${item.shard.count} of plan ${item.shard.plan.slice(0, 12)}, not of this run's plan ${plan.slice(0, 12)} (other cases, references, engine, options or shard count)`,
+      );
     }
   }
   const first = members[0] as LoadedShard;
   for (const item of members) {
     const expected = shardAssignment(item.shard.cases, item.shard).assigned;
     const ran = item.result.cases.map((entry) => entry.id);
-    if (item.shard.cases.join('\0') !== first.shard.cases.join('\0') || expected.join('\0') !== item.shard.assigned.join('\0') || ran.join('\0') !== expected.join('\0')) {
-      problems.push(`foreign shard ${item.file}: its cases [${ran.join(', ')}] are not the ones shard ${item.shard.index}/${count} of this plan runs [${expected.join(', ')}]`);
+    if (
+      item.shard.cases.join('\0') !== first.shard.cases.join('\0') ||
+      expected.join('\0') !== item.shard.assigned.join('\0') ||
+      ran.join('\0') !== expected.join('\0')
+    ) {
+      problems.push(
+        `foreign shard ${item.file}: its cases [${ran.join(', ')}] are not the ones shard ${item.shard.index}/${count} of this plan runs [${expected.join(', ')}]`,
+      );
     }
     if (item.result.tool.commit !== first.result.tool.commit || item.result.tool.version !== first.result.tool.version) {
-      problems.push(`foreign shard ${item.file}: made by trace-inspector ${item.result.tool.version} (${item.result.tool.commit}), the others by ${first.result.tool.version} (${first.result.tool.commit})`);
+      problems.push(
+        `foreign shard ${item.file}: made by trace-inspector ${item.result.tool.version} (${item.result.tool.commit}), the others by ${first.result.tool.version} (${first.result.tool.commit})`,
+      );
     }
   }
   const byIndex = new Map<number, LoadedShard[]>();
@@ -175,7 +190,10 @@ export function mergeShardResults(shards: readonly LoadedShard[]): GateResult {
   return {
     ...base,
     startedAt: times.map((result) => result.startedAt).sort()[0] as string,
-    finishedAt: times.map((result) => result.finishedAt).sort().at(-1) as string,
+    finishedAt: times
+      .map((result) => result.finishedAt)
+      .sort()
+      .at(-1) as string,
     warnings,
     cases,
     contracts,

@@ -86,7 +86,14 @@ function audioCell(record: ComparisonRecord | null): Cell {
   const audio = record?.audio;
   if (audio == null) return null;
   const { metrics } = audio;
-  return [stat(metrics.esr), stat(metrics.snrDb), stat(metrics.mrStft), stat(metrics.nullResidualDbfs), metrics.nullOffset, audio.violations.map((violation) => violation.bound)];
+  return [
+    stat(metrics.esr),
+    stat(metrics.snrDb),
+    stat(metrics.mrStft),
+    stat(metrics.nullResidualDbfs),
+    metrics.nullOffset,
+    audio.violations.map((violation) => violation.bound),
+  ];
 }
 
 /** Each bounded stream: its passes, metrics, the bounds it was held to and which it broke. */
@@ -183,7 +190,12 @@ export function gateReceiptPredicate(result: GateResult): Record<string, unknown
       teacherForce: result.options.teacherForce,
       isolate: result.options.isolate,
       ...(result.options.referenceContracts != null
-        ? { referenceContracts: { ...result.options.referenceContracts, file: result.options.referenceContracts.file === null ? null : basename(result.options.referenceContracts.file) } }
+        ? {
+            referenceContracts: {
+              ...result.options.referenceContracts,
+              file: result.options.referenceContracts.file === null ? null : basename(result.options.referenceContracts.file),
+            },
+          }
         : {}),
     },
     ledger: result.ledger.map((entry) => ({ id: entry.id, boundary: entry.boundary, passes: entry.passes, case: entry.case, reason: entry.reason })),
@@ -197,7 +209,9 @@ export function gateReceiptPredicate(result: GateResult): Record<string, unknown
         : (() => {
             const item = result.cases.find((candidate) => candidate.id === result.firstDivergence?.case);
             const verdict = item?.verdicts[result.firstDivergence.index];
-            return verdict ? { case: verdict.case, pass: verdict.pass, boundary: verdict.boundary, verdict: verdict.verdict, kind: verdict.kind, reason: verdict.reason } : null;
+            return verdict
+              ? { case: verdict.case, pass: verdict.pass, boundary: verdict.boundary, verdict: verdict.verdict, kind: verdict.kind, reason: verdict.reason }
+              : null;
           })(),
     cases: result.cases.map((item) => ({
       id: item.id,

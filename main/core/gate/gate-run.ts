@@ -42,7 +42,12 @@ import { computeSeals } from './seals.ts';
 import { shardAssignment, shardPlanDigest, type ShardInfo, type ShardSpec } from './gate-shard.ts';
 import { InputError } from '../io/input-error.ts';
 
-async function openValidated(dir: string, expectedKind: 'reference' | 'oracle-f64', role: string, contracts: ContractSource | null = null): Promise<TraceBundle> {
+async function openValidated(
+  dir: string,
+  expectedKind: 'reference' | 'oracle-f64',
+  role: string,
+  contracts: ContractSource | null = null,
+): Promise<TraceBundle> {
   let bundle: TraceBundle;
   try {
     bundle = await openBundle(dir, { checkPadding: true });
@@ -123,7 +128,10 @@ async function prepareCases(options: GateOptions): Promise<PreparedCase[]> {
         manifest: reference.manifest,
         reference: await summarize(reference, `${folder}/${basename(referenceDir)}/manifest.json`),
         oracle,
-        weights: weightsPath === null ? null : { path: weightsPath, sha256: reference.manifest.provenance.model.weights_sha256 ?? '', subjectName: basename(weightsPath) },
+        weights:
+          weightsPath === null
+            ? null
+            : { path: weightsPath, sha256: reference.manifest.provenance.model.weights_sha256 ?? '', subjectName: basename(weightsPath) },
       });
     } finally {
       await reference.close();
@@ -234,7 +242,17 @@ export async function runGate(options: GateOptions, progress?: (event: GateProgr
   const gaps: GapRecord[] = [];
   const gapSeen = new Set<string>();
   for (const [caseIndex, item] of prepared.entries()) {
-    const result = await runGateCase(item, { options, library, workDir, description, ledger: ledger.entries, contracts, caseIndex, caseCount: prepared.length, ...(progress !== undefined ? { progress } : {}) });
+    const result = await runGateCase(item, {
+      options,
+      library,
+      workDir,
+      description,
+      ledger: ledger.entries,
+      contracts,
+      caseIndex,
+      caseCount: prepared.length,
+      ...(progress !== undefined ? { progress } : {}),
+    });
     for (const gap of result.gaps) addGap(gaps, gapSeen, gap);
     cases.push(result);
   }
@@ -292,11 +310,19 @@ export async function runGate(options: GateOptions, progress?: (event: GateProgr
 }
 
 /** This shard's cases (in plan order) and the shard record for its result. */
-async function chooseShard(prepared: readonly PreparedCase[], options: GateOptions, engineSha256: string, ledgerFile: string | null): Promise<{ prepared: PreparedCase[]; info: ShardInfo }> {
+async function chooseShard(
+  prepared: readonly PreparedCase[],
+  options: GateOptions,
+  engineSha256: string,
+  ledgerFile: string | null,
+): Promise<{ prepared: PreparedCase[]; info: ShardInfo }> {
   const spec = options.shard as ShardSpec;
   let assignment;
   try {
-    assignment = shardAssignment(prepared.map((item) => item.caseId), spec);
+    assignment = shardAssignment(
+      prepared.map((item) => item.caseId),
+      spec,
+    );
   } catch (error) {
     throw new InputError((error as Error).message);
   }
@@ -321,4 +347,3 @@ async function chooseShard(prepared: readonly PreparedCase[], options: GateOptio
     info: { index: spec.index, count: spec.count, plan, cases: assignment.cases, assigned: assignment.assigned },
   };
 }
-

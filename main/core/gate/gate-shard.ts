@@ -37,7 +37,12 @@ export function parseShard(text: string): ShardSpec {
 }
 
 export interface PlanFacts {
-  readonly cases: readonly { readonly id: string; readonly referenceManifestSha256: string; readonly oracleManifestSha256: string | null; readonly weightsSha256: string | null }[];
+  readonly cases: readonly {
+    readonly id: string;
+    readonly referenceManifestSha256: string;
+    readonly oracleManifestSha256: string | null;
+    readonly weightsSha256: string | null;
+  }[];
   readonly engineSha256: string;
   readonly engineOptions: Readonly<Record<string, string>>;
   readonly strict: boolean;
@@ -66,7 +71,9 @@ export function shardPlanDigest(facts: PlanFacts): string {
 export function shardAssignment(caseIds: readonly string[], spec: ShardSpec): { cases: string[]; assigned: string[] } {
   const cases = [...caseIds].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   if (spec.count > cases.length) {
-    throw new Error(`--shard ${spec.index}/${spec.count}: the run has ${cases.length} case(s), so at most ${cases.length} shard(s); every shard must have a case to judge`);
+    throw new Error(
+      `--shard ${spec.index}/${spec.count}: the run has ${cases.length} case(s), so at most ${cases.length} shard(s); every shard must have a case to judge`,
+    );
   }
   return { cases, assigned: cases.filter((_, i) => i % spec.count === spec.index - 1) };
 }

@@ -91,7 +91,11 @@ export async function readLedgerFile(file: string): Promise<LedgerFile> {
     bytes = await readRegularFile(file, MAX_LEDGER_BYTES);
   } catch (error) {
     if (!(error instanceof GuardedReadError)) throw error;
-    throw new LedgerError(file, '(file)', error.problem === 'too_large' ? `is larger than ${MAX_LEDGER_BYTES} bytes; a ledger is small JSON — wrong file?` : error.reason);
+    throw new LedgerError(
+      file,
+      '(file)',
+      error.problem === 'too_large' ? `is larger than ${MAX_LEDGER_BYTES} bytes; a ledger is small JSON — wrong file?` : error.reason,
+    );
   }
   let json: unknown;
   try {
@@ -159,7 +163,11 @@ function checkEntry(pending: PendingEntry, byCase: ReadonlyMap<string, LedgerCas
   }
   const cases = applicable.join(', ');
   if (!named) {
-    throw new LedgerError(entry.source, `${pending.field}.boundary`, `${where} names boundary "${entry.boundary}", which no reference of this run has (cases: ${cases})`);
+    throw new LedgerError(
+      entry.source,
+      `${pending.field}.boundary`,
+      `${where} names boundary "${entry.boundary}", which no reference of this run has (cases: ${cases})`,
+    );
   }
   if (!inSomePass) {
     throw new LedgerError(
@@ -186,7 +194,13 @@ export async function loadLedger(cases: readonly LedgerCase[], ledgerFile: strin
   const pending: PendingEntry[] = cases.flatMap(entriesOfManifest);
   const files: string[] = [];
   if (ledgerFile !== null) {
-    pending.push(...entriesOfFile(ledgerFile, await readLedgerFile(ledgerFile), cases.map((item) => item.caseId)));
+    pending.push(
+      ...entriesOfFile(
+        ledgerFile,
+        await readLedgerFile(ledgerFile),
+        cases.map((item) => item.caseId),
+      ),
+    );
     files.push(ledgerFile);
   } else {
     const beside = new Map<string, string[]>();

@@ -44,7 +44,8 @@ function countFinding(input: PassStructureInput): PassFinding | null {
   if (input.oracle !== null) stated(input.oracle, 'oracle');
   counts.push({ who: `the reference has ${input.reference.passes.length}`, count: input.reference.passes.length });
   if (input.oracle !== null) counts.push({ who: `the oracle has ${input.oracle.passes.length}`, count: input.oracle.passes.length });
-  if (input.native !== null && input.judgeNativeCount) counts.push({ who: `the native run has ${input.native.passes.length}`, count: input.native.passes.length });
+  if (input.native !== null && input.judgeNativeCount)
+    counts.push({ who: `the native run has ${input.native.passes.length}`, count: input.native.passes.length });
   const distinct = new Set(counts.map((entry) => entry.count));
   if (distinct.size <= 1) return null;
   const first = Math.min(...distinct);

@@ -48,7 +48,6 @@ export interface RecordPerturbationExpectation extends RecordPerturbation {
   kinds?: readonly FailureKind[];
 }
 
-
 const FAILURE_KINDS = [...MISMATCH_CLASSES, 'missing', 'dtype', 'shape', 'layout', 'audio', 'unreadable', 'other'] as const satisfies readonly FailureKind[];
 
 const Name = z.string().min(1, { error: 'expected a non-empty string' });

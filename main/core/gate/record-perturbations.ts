@@ -178,7 +178,8 @@ export async function applyRecordPerturbation(bundleDir: string, spec: RecordPer
   for (let i = 0; i < data.byteLength; i += size) {
     if (data.subarray(i, i + size).some((byte, k) => byte !== original[i + k])) changedElements += 1;
   }
-  if (changedElements === 0) throw new RecordPerturbationError(`${spec.kind} leaves ${spec.boundary} of pass ${spec.pass} unchanged (${detail}); pick another record`);
+  if (changedElements === 0)
+    throw new RecordPerturbationError(`${spec.kind} leaves ${spec.boundary} of pass ${spec.pass} unchanged (${detail}); pick another record`);
 
   const handle = await open(filePath, 'r+');
   try {

@@ -23,11 +23,7 @@ import { compareBoundary } from '../compare/compare-boundary.ts';
 import { embeddedDefaults } from '../tool/tool-info.ts';
 import { runGate } from './gate-run.ts';
 import type { FailureKind, GateResult } from './gate-types.ts';
-import {
-  applyRecordPerturbation,
-  copyBundle,
-  EXPECTED_KINDS,
-} from './record-perturbations.ts';
+import { applyRecordPerturbation, copyBundle, EXPECTED_KINDS } from './record-perturbations.ts';
 import { loadPerturbationTable, type EnginePerturbationExpectation, type RecordPerturbationExpectation } from './perturbation-table.ts';
 import { failureKind } from './verdicts.ts';
 import { createOutputFolder } from '../io/output-folder.ts';
@@ -80,9 +76,7 @@ export interface SelfTestResult {
   durationMs: number;
 }
 
-export type SelfTestProgress =
-  | { kind: 'start'; checks: number }
-  | { kind: 'check'; check: SelfTestCheck; done: number; total: number };
+export type SelfTestProgress = { kind: 'start'; checks: number } | { kind: 'check'; check: SelfTestCheck; done: number; total: number };
 
 export interface SelfTestOptions {
   /** Engine library; default the built reference engine. */
@@ -235,10 +229,7 @@ async function runGateCheck(spec: GateRunSpec, context: CheckContext): Promise<{
     } else {
       const expectation = spec.expectation as EnginePerturbationExpectation;
       const kinds = expectation.kind === undefined ? null : [expectation.kind];
-      passed =
-        result.seals.fidelity === 'FAIL' &&
-        result.seals.reason === 'boundary_failures' &&
-        sameSpot(expectedSpot as DivergenceSpot, observedSpot, kinds);
+      passed = result.seals.fidelity === 'FAIL' && result.seals.reason === 'boundary_failures' && sameSpot(expectedSpot as DivergenceSpot, observedSpot, kinds);
       observed = result.seals.fidelity === 'FAIL' ? `${seals}, first divergence at ${spotText(observedSpot)}` : `${seals}: the perturbation was NOT caught`;
     }
   } catch (error) {
@@ -272,7 +263,13 @@ async function runRecordCheck(expectation: RecordPerturbationExpectation, clean:
   const base = { kind: 'record_perturbation' as const, name, cases: [expectation.case], expected, expectedSpot, seals: [], evidence: dest };
   const nativeDir = clean?.cases.find((item) => item.id === expectation.case)?.nativeDir ?? null;
   if (nativeDir === null) {
-    return { ...base, observed: `no clean native bundle of case ${expectation.case} to perturb (the clean run did not produce one)`, passed: false, durationMs: performance.now() - started, observedSpot: null };
+    return {
+      ...base,
+      observed: `no clean native bundle of case ${expectation.case} to perturb (the clean run did not produce one)`,
+      passed: false,
+      durationMs: performance.now() - started,
+      observedSpot: null,
+    };
   }
   let native: TraceBundle | null = null;
   let reference: TraceBundle | null = null;
@@ -301,7 +298,13 @@ async function runRecordCheck(expectation: RecordPerturbationExpectation, clean:
           (failures.length > 1 ? `; also ${failures.slice(1, 4).map(spotText).join(', ')}${failures.length > 4 ? ', ...' : ''}` : '');
     return { ...base, observed, passed, durationMs: performance.now() - started, observedSpot: first };
   } catch (error) {
-    return { ...base, observed: `could not run: ${error instanceof Error ? error.message : String(error)}`, passed: false, durationMs: performance.now() - started, observedSpot: null };
+    return {
+      ...base,
+      observed: `could not run: ${error instanceof Error ? error.message : String(error)}`,
+      passed: false,
+      durationMs: performance.now() - started,
+      observedSpot: null,
+    };
   } finally {
     await Promise.all([native?.close(), reference?.close()]);
   }
@@ -348,7 +351,8 @@ export async function runSelfTest(options: SelfTestOptions): Promise<SelfTestRes
   const bundlesDir = resolve(options.bundlesDir ?? defaults.bundlesDir);
   const workDir = resolve(options.workDir);
   const isolation = options.isolation ?? 'process';
-  const referenceTable = options.enginePerturbations === undefined || options.recordPerturbations === undefined ? await loadPerturbationTable(defaults.perturbationTable) : null;
+  const referenceTable =
+    options.enginePerturbations === undefined || options.recordPerturbations === undefined ? await loadPerturbationTable(defaults.perturbationTable) : null;
   const enginePerturbations = options.enginePerturbations ?? referenceTable?.enginePerturbations ?? [];
   const recordPerturbations = options.recordPerturbations ?? referenceTable?.recordPerturbations ?? [];
   const context: CheckContext = { library, workDir, bundlesDir, isolation, passTimeoutMs: options.passTimeoutMs ?? 60_000, weightsPath: options.weightsPath };
@@ -361,7 +365,7 @@ export async function runSelfTest(options: SelfTestOptions): Promise<SelfTestRes
   }
   const listed = await enginePerturbationOptions(library, isolation);
 
-  const total = (options.requireCoverage ?? true ? 1 : 0) + 1 + enginePerturbations.length + recordPerturbations.length;
+  const total = ((options.requireCoverage ?? true) ? 1 : 0) + 1 + enginePerturbations.length + recordPerturbations.length;
   options.progress?.({ kind: 'start', checks: total });
   const checks: SelfTestCheck[] = [];
   const report = (check: SelfTestCheck): void => {
@@ -374,7 +378,8 @@ export async function runSelfTest(options: SelfTestOptions): Promise<SelfTestRes
   const cleanCases = options.cleanCases === undefined ? cases : [...options.cleanCases];
   for (const caseId of cleanCases) if (!cases.includes(caseId)) throw new InputError(`clean case "${caseId}" is not in ${bundlesDir}`);
   for (const expectation of recordPerturbations) {
-    if (!cleanCases.includes(expectation.case)) throw new InputError(`record perturbation ${expectation.kind} needs case "${expectation.case}" in the clean run`);
+    if (!cleanCases.includes(expectation.case))
+      throw new InputError(`record perturbation ${expectation.kind} needs case "${expectation.case}" in the clean run`);
   }
   const specs: GateRunSpec[] = [
     { name: 'clean', kind: 'clean', cases: cleanCases, engineOptions: {}, expectation: null },
@@ -448,7 +453,9 @@ export function formatSelfTestReport(result: SelfTestResult): string {
       .join('  ')
       .trimEnd();
   const failed = result.checks.filter((check) => !check.passed);
-  const details = failed.map((check) => `  ${check.name}: expected ${check.expected}; observed ${check.observed}${check.evidence ? ` (evidence: ${check.evidence})` : ''}`);
+  const details = failed.map(
+    (check) => `  ${check.name}: expected ${check.expected}; observed ${check.observed}${check.evidence ? ` (evidence: ${check.evidence})` : ''}`,
+  );
   return [
     `self-test of ${result.library}`,
     line(header),

@@ -60,7 +60,13 @@ export async function shardReceiptProblems(shards: readonly LoadedShard[], recei
   const problems: string[] = [];
   const used = new Set<LoadedShardReceipt>();
   for (const shard of shards) {
-    const own = receipts.filter((receipt) => receipt.claims !== null && receipt.claims.index === shard.shard.index && receipt.claims.count === shard.shard.count && receipt.claims.plan === shard.shard.plan);
+    const own = receipts.filter(
+      (receipt) =>
+        receipt.claims !== null &&
+        receipt.claims.index === shard.shard.index &&
+        receipt.claims.count === shard.shard.count &&
+        receipt.claims.plan === shard.shard.plan,
+    );
     own.forEach((receipt) => used.add(receipt));
     if (own.length === 0) {
       problems.push(`unsigned ${label(shard)}: no receipt of this shard was given (give the receipt its gate wrote, --receipt, beside its result)`);
@@ -73,25 +79,38 @@ export async function shardReceiptProblems(shards: readonly LoadedShard[], recei
     const receipt = own[0] as LoadedShardReceipt;
     const verification = await verifyEnvelopeBytes(receipt.read, { publicKey });
     if (!verification.ok || verification.statement === null) {
-      problems.push(`bad signature on ${label(shard)}: its receipt ${receipt.file} does not verify with key ${verification.keyid}: ${verification.reasons.join('; ')}`);
+      problems.push(
+        `bad signature on ${label(shard)}: its receipt ${receipt.file} does not verify with key ${verification.keyid}: ${verification.reasons.join('; ')}`,
+      );
       continue;
     }
     const subjects = gateReceiptSubjects(shard.result);
     const signed = verification.statement.subject;
-    const subjectText = (list: readonly { name: string; digest: { sha256: string } }[]): string => list.map((subject) => `${subject.name}@${subject.digest.sha256}`).join(', ');
+    const subjectText = (list: readonly { name: string; digest: { sha256: string } }[]): string =>
+      list.map((subject) => `${subject.name}@${subject.digest.sha256}`).join(', ');
     if (subjectText(subjects) !== subjectText(signed)) {
-      const differing = [...subjects.filter((subject) => !signed.some((other) => other.name === subject.name && other.digest.sha256 === subject.digest.sha256)), ...signed.filter((subject) => !subjects.some((other) => other.name === subject.name && other.digest.sha256 === subject.digest.sha256))];
-      problems.push(`${label(shard)}: its receipt ${receipt.file} signs other evidence than the result judged (subjects differ: ${differing.map((subject) => `${subject.name} ${subject.digest.sha256.slice(0, 12)}`).join(', ')})`);
+      const differing = [
+        ...subjects.filter((subject) => !signed.some((other) => other.name === subject.name && other.digest.sha256 === subject.digest.sha256)),
+        ...signed.filter((subject) => !subjects.some((other) => other.name === subject.name && other.digest.sha256 === subject.digest.sha256)),
+      ];
+      problems.push(
+        `${label(shard)}: its receipt ${receipt.file} signs other evidence than the result judged (subjects differ: ${differing.map((subject) => `${subject.name} ${subject.digest.sha256.slice(0, 12)}`).join(', ')})`,
+      );
       continue;
     }
     const expected = statementPayload(buildStatement(subjects, gateReceiptPredicate(shard.result)));
     if (!expected.equals(Buffer.from(receipt.read.envelope.payload, 'base64'))) {
-      problems.push(`${label(shard)}: its receipt ${receipt.file} signs another result (the result's verdicts, seals or share differ from what was signed: edited after it was signed?)`);
+      problems.push(
+        `${label(shard)}: its receipt ${receipt.file} signs another result (the result's verdicts, seals or share differ from what was signed: edited after it was signed?)`,
+      );
     }
   }
   for (const receipt of receipts) {
     if (!used.has(receipt)) {
-      const claim = receipt.claims === null ? 'not the receipt of a shard' : `the receipt of shard ${receipt.claims.index}/${receipt.claims.count} of plan ${receipt.claims.plan.slice(0, 12)}`;
+      const claim =
+        receipt.claims === null
+          ? 'not the receipt of a shard'
+          : `the receipt of shard ${receipt.claims.index}/${receipt.claims.count} of plan ${receipt.claims.plan.slice(0, 12)}`;
       problems.push(`receipt ${receipt.file} (${claim}) belongs to none of the shard results given`);
     }
   }

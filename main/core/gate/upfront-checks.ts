@@ -34,9 +34,13 @@ export function oracleStorageProblem(reference: BundleManifest, referencePath: s
       if (declared === undefined) continue;
       if (entry.dtype !== declared.dtype) {
         if (entry.dtype === 'F64') widened = true;
-        problems.push(`pass ${pass.index} "${entry.name}": the oracle stores ${entry.dtype} ${shapeText(entry.shape)}, the reference declares ${declared.dtype} ${shapeText(declared.shape)}`);
+        problems.push(
+          `pass ${pass.index} "${entry.name}": the oracle stores ${entry.dtype} ${shapeText(entry.shape)}, the reference declares ${declared.dtype} ${shapeText(declared.shape)}`,
+        );
       } else if (entry.shape.join(',') !== declared.shape.join(',')) {
-        problems.push(`pass ${pass.index} "${entry.name}": the oracle stores ${entry.dtype} ${shapeText(entry.shape)}, the reference declares ${declared.dtype} ${shapeText(declared.shape)}`);
+        problems.push(
+          `pass ${pass.index} "${entry.name}": the oracle stores ${entry.dtype} ${shapeText(entry.shape)}, the reference declares ${declared.dtype} ${shapeText(declared.shape)}`,
+        );
       }
     }
   }
@@ -60,7 +64,9 @@ export function catalogueProblem(bundle: BundleManifest, bundlePath: string, rol
         declared.shape.length === entry.shape.length && declared.shape.every((extent, axis) => typeof extent === 'string' || extent === entry.shape[axis]);
       if (declared.dtype === entry.dtype && shapeAgrees) continue;
       named.add(entry.name);
-      problems.push(`"${entry.name}" (first in pass ${pass.index}): the ${role} records ${entry.dtype} ${shapeText(entry.shape)}, the catalogue declares ${declared.dtype} ${shapeText(declared.shape)}`);
+      problems.push(
+        `"${entry.name}" (first in pass ${pass.index}): the ${role} records ${entry.dtype} ${shapeText(entry.shape)}, the catalogue declares ${declared.dtype} ${shapeText(declared.shape)}`,
+      );
     }
   }
   if (problems.length === 0) return null;

@@ -96,7 +96,12 @@ function describeNarrow(format: NarrowFormat, bits: number): Described {
   const mantissa = bits & ((1 << format.mantissaBits) - 1);
   return {
     decimal: shortestNarrow(format, bits),
-    fields: { sign: String(bits >>> (format.width - 1)), exponent: bin(exponent, format.exponentBits), mantissa: bin(mantissa, format.mantissaBits), exponentBias: format.bias },
+    fields: {
+      sign: String(bits >>> (format.width - 1)),
+      exponent: bin(exponent, format.exponentBits),
+      mantissa: bin(mantissa, format.mantissaBits),
+      exponentBias: format.bias,
+    },
     class: classOf(exponent, exponentMax, mantissa === 0),
   };
 }

@@ -86,28 +86,33 @@ export async function errorStats(native: TraceBundle | null, reference: TraceBun
   const stride = Math.max(1, Math.ceil(sides.elements / SAMPLE));
   const sample: { index: number; magnitude: number; d: number }[] = [];
 
-  await streamWindows(native, reference, { pass: ref.pass, name: ref.boundary, elementBytes, elements: sides.elements, windowElements, priority: 'background' }, (window) => {
-    values.attach(window.native, window.reference);
-    values.decode(0, window.count);
-    values.quantity('abs_diff', 0, window.count, diff, flags);
-    values.quantity('reference', 0, window.count, magnitude, referenceFlags, false);
-    for (let i = 0; i < window.count; i++) {
-      if (((flags[i] as number) & (NAN | INF)) !== 0) {
-        nonFinitePairs += 1;
-        continue;
+  await streamWindows(
+    native,
+    reference,
+    { pass: ref.pass, name: ref.boundary, elementBytes, elements: sides.elements, windowElements, priority: 'background' },
+    (window) => {
+      values.attach(window.native, window.reference);
+      values.decode(0, window.count);
+      values.quantity('abs_diff', 0, window.count, diff, flags);
+      values.quantity('reference', 0, window.count, magnitude, referenceFlags, false);
+      for (let i = 0; i < window.count; i++) {
+        if (((flags[i] as number) & (NAN | INF)) !== 0) {
+          nonFinitePairs += 1;
+          continue;
+        }
+        const d = diff[i] as number;
+        const flat = window.start + i;
+        const m = Math.abs(magnitude[i] as number);
+        if (d === 0) exactlyEqual += 1;
+        else {
+          const k = Math.floor(BINS_PER_DECADE * Math.log10(d)) + BIN_OFFSET;
+          bins[k] = (bins[k] as number) + 1;
+        }
+        worst.offer(d, flat, m);
+        if (flat % stride === 0) sample.push({ index: flat, magnitude: m, d });
       }
-      const d = diff[i] as number;
-      const flat = window.start + i;
-      const m = Math.abs(magnitude[i] as number);
-      if (d === 0) exactlyEqual += 1;
-      else {
-        const k = Math.floor(BINS_PER_DECADE * Math.log10(d)) + BIN_OFFSET;
-        bins[k] = (bins[k] as number) + 1;
-      }
-      worst.offer(d, flat, m);
-      if (flat % stride === 0) sample.push({ index: flat, magnitude: m, d });
-    }
-  });
+    },
+  );
 
   // Trim the histogram to the bins the data spans.
   let low = 0;

@@ -66,7 +66,12 @@ async function scan(bundle: TraceBundle, pass: number, name: string, dtype: DTyp
   return found;
 }
 
-export async function findFirstSpecial(native: TraceBundle | null, reference: TraceBundle, order: readonly BoundaryRef[], kind: SpecialKind): Promise<FirstSpecialValue> {
+export async function findFirstSpecial(
+  native: TraceBundle | null,
+  reference: TraceBundle,
+  order: readonly BoundaryRef[],
+  kind: SpecialKind,
+): Promise<FirstSpecialValue> {
   for (const { pass, boundary } of order) {
     const sides: ReadonlyArray<readonly [TraceBundle | null, 'native' | 'reference']> = [
       [native, 'native'],

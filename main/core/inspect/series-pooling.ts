@@ -76,31 +76,36 @@ export async function series(native: TraceBundle | null, reference: TraceBundle,
     }
   };
 
-  await streamWindows(hasNative ? native : null, hasReference ? reference : null, { pass, name: boundary, elementBytes, elements: sides.elements, windowElements }, (window) => {
-    const from = Math.max(start, window.start) - window.start;
-    const to = Math.min(end, window.start + window.count) - window.start;
-    if (from >= to) return;
-    values.attach(window.native, window.reference);
-    values.decode(from, to);
-    const offset = window.start - start;
-    const bucketOf = (i: number): number => Math.floor((offset + i) / step);
-    if (hasReference) {
-      values.quantity('reference', from, to, quantity, flags, false);
-      envelope(referenceEnvelope, from, to, bucketOf);
-    }
-    if (hasNative) {
-      values.quantity('native', from, to, quantity, flags, false);
-      envelope(nativeEnvelope, from, to, bucketOf);
-    }
-    if (both) {
-      values.quantity('abs_diff', from, to, quantity, flags);
-      for (let i = from; i < to; i++) {
-        const b = bucketOf(i);
-        if (((flags[i] as number) & NAN) !== 0) diffNan[b] = 1;
-        else if ((quantity[i] as number) > (diff[b] as number)) diff[b] = quantity[i] as number;
+  await streamWindows(
+    hasNative ? native : null,
+    hasReference ? reference : null,
+    { pass, name: boundary, elementBytes, elements: sides.elements, windowElements },
+    (window) => {
+      const from = Math.max(start, window.start) - window.start;
+      const to = Math.min(end, window.start + window.count) - window.start;
+      if (from >= to) return;
+      values.attach(window.native, window.reference);
+      values.decode(from, to);
+      const offset = window.start - start;
+      const bucketOf = (i: number): number => Math.floor((offset + i) / step);
+      if (hasReference) {
+        values.quantity('reference', from, to, quantity, flags, false);
+        envelope(referenceEnvelope, from, to, bucketOf);
       }
-    }
-  });
+      if (hasNative) {
+        values.quantity('native', from, to, quantity, flags, false);
+        envelope(nativeEnvelope, from, to, bucketOf);
+      }
+      if (both) {
+        values.quantity('abs_diff', from, to, quantity, flags);
+        for (let i = from; i < to; i++) {
+          const b = bucketOf(i);
+          if (((flags[i] as number) & NAN) !== 0) diffNan[b] = 1;
+          else if ((quantity[i] as number) > (diff[b] as number)) diff[b] = quantity[i] as number;
+        }
+      }
+    },
+  );
 
   const absDiff: number[] = [];
   for (let b = 0; b < diff.length; b++) absDiff.push(diffNan[b] === 1 ? NaN : (diff[b] as number));

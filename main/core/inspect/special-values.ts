@@ -34,7 +34,10 @@ export async function specials(native: TraceBundle | null, reference: TraceBundl
   if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`${where(pass, boundary)}: limit must be a positive integer, got ${limit}`);
   const sides = boundarySides(native, reference, pass, boundary);
   const referenceEntry = sides.reference;
-  if (referenceEntry === null) throw new Error(`${where(pass, boundary)}: special values are judged under the reference's contract, and ${sides.unpaired ?? 'the reference has no record of it'}`);
+  if (referenceEntry === null)
+    throw new Error(
+      `${where(pass, boundary)}: special values are judged under the reference's contract, and ${sides.unpaired ?? 'the reference has no record of it'}`,
+    );
   const contract = referenceEntry.contract;
   if (contract === null) throw new Error(`${where(pass, boundary)}: the reference bundle (${reference.dir}) declares no contract for it`);
 
@@ -55,36 +58,41 @@ export async function specials(native: TraceBundle | null, reference: TraceBundl
   const valid = referenceEntry.valid;
   const full = (): boolean => mismatches.length >= limit && !ownCounts;
   if (result.mismatches > 0 || ownCounts) {
-    await streamWindows(native, reference, { pass, name: boundary, elementBytes, elements: sides.elements, windowElements, priority: 'background' }, (window) => {
-      const n = sideBits(sides.dtype, window.native as Uint8Array);
-      const r = sideBits(sides.dtype, window.reference as Uint8Array);
-      for (let e = 0; e < window.count; e++) {
-        const flat = window.start + e;
-        let code: number;
-        if (validAt(valid, sides.shape, flat)) code = classifier.valueCode(n, r, e);
-        else if (valid?.padding === 'zero') code = classifier.paddingCode(n, e);
-        else code = C_NONE;
-        if (code === C_NONE) continue;
-        if (tieOrder && code === C_VALUE) code = C_TIE_ORDER;
-        counts[code] = (counts[code] as number) + 1;
-        if (mismatches.length < limit) {
-          const nativeBits = elementBits(sides.dtype, n.bytes, e * elementBytes);
-          const referenceBits = elementBits(sides.dtype, r.bytes, e * elementBytes);
-          mismatches.push({
-            flatIndex: flat,
-            index: unravel(flat, sides.shape),
-            class: classOf(code),
-            reference: referenceBits.decimal,
-            native: nativeBits.decimal,
-            referenceBits: referenceBits.hex,
-            nativeBits: nativeBits.hex,
-          });
+    await streamWindows(
+      native,
+      reference,
+      { pass, name: boundary, elementBytes, elements: sides.elements, windowElements, priority: 'background' },
+      (window) => {
+        const n = sideBits(sides.dtype, window.native as Uint8Array);
+        const r = sideBits(sides.dtype, window.reference as Uint8Array);
+        for (let e = 0; e < window.count; e++) {
+          const flat = window.start + e;
+          let code: number;
+          if (validAt(valid, sides.shape, flat)) code = classifier.valueCode(n, r, e);
+          else if (valid?.padding === 'zero') code = classifier.paddingCode(n, e);
+          else code = C_NONE;
+          if (code === C_NONE) continue;
+          if (tieOrder && code === C_VALUE) code = C_TIE_ORDER;
+          counts[code] = (counts[code] as number) + 1;
+          if (mismatches.length < limit) {
+            const nativeBits = elementBits(sides.dtype, n.bytes, e * elementBytes);
+            const referenceBits = elementBits(sides.dtype, r.bytes, e * elementBytes);
+            mismatches.push({
+              flatIndex: flat,
+              index: unravel(flat, sides.shape),
+              class: classOf(code),
+              reference: referenceBits.decimal,
+              native: nativeBits.decimal,
+              referenceBits: referenceBits.hex,
+              nativeBits: nativeBits.hex,
+            });
+          }
+          // Enough listed: compareBoundary has already read (and verified) every byte.
+          if (full()) return 'stop';
         }
-        // Enough listed: compareBoundary has already read (and verified) every byte.
-        if (full()) return 'stop';
-      }
-      return undefined;
-    });
+        return undefined;
+      },
+    );
   }
 
   let byClass = result.classes;
@@ -94,5 +102,12 @@ export async function specials(native: TraceBundle | null, reference: TraceBundl
     MISMATCH_CLASSES.forEach((name, i) => (byClass[name] = counts[i + 1] as number));
     total = counts.reduce((sum, count) => sum + count, 0);
   }
-  return { pass, boundary, census: { native: result.census.native, reference: result.census.reference }, byClass, mismatches, truncated: total > mismatches.length };
+  return {
+    pass,
+    boundary,
+    census: { native: result.census.native, reference: result.census.reference },
+    byClass,
+    mismatches,
+    truncated: total > mismatches.length,
+  };
 }

@@ -84,7 +84,17 @@ export class Grid {
    * mismatching non-finite pair an Infinity difference, ULPs on the float32 bits. `shown` is the
    * side whose values a reference / native view shows; `other` the side only flagged (or null).
    */
-  poolF32(metric: Quantity, native: F32Side | null, reference: F32Side | null, from: number, to: number, first: number, col: number, cellBase: number, colStep: number): void {
+  poolF32(
+    metric: Quantity,
+    native: F32Side | null,
+    reference: F32Side | null,
+    from: number,
+    to: number,
+    first: number,
+    col: number,
+    cellBase: number,
+    colStep: number,
+  ): void {
     const score = this.score;
     const value = this.value;
     const arg = this.arg;
@@ -158,7 +168,17 @@ export class Grid {
    * branch. A NaN cell keeps its first NaN as argmax, as pool() does: `best` becomes Infinity so
    * nothing after it wins, and the run's max is not written over the NaN's index.
    */
-  private poolF32Diff(onBits: boolean, native: F32Side, reference: F32Side, from: number, to: number, first: number, col: number, cellBase: number, colStep: number): void {
+  private poolF32Diff(
+    onBits: boolean,
+    native: F32Side,
+    reference: F32Side,
+    from: number,
+    to: number,
+    first: number,
+    col: number,
+    cellBase: number,
+    colStep: number,
+  ): void {
     const score = this.score;
     const arg = this.arg;
     const cellFlags = this.flags;

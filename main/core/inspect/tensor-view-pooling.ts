@@ -53,8 +53,10 @@ export async function tensorView(native: TraceBundle | null, reference: TraceBun
   const { pass, boundary, metric } = request;
   const sides = boundarySides(native, reference, pass, boundary);
   if (metric === 'abs_diff' || metric === 'ulp') requirePaired(sides, `the ${metric} view`);
-  if (metric === 'native' && sides.native === null) throw new Error(`${where(pass, boundary)}: the native view needs the native side, and ${sides.unpaired ?? 'it is absent'}`);
-  if (metric === 'reference' && sides.reference === null) throw new Error(`${where(pass, boundary)}: the reference view needs the reference side, and ${sides.unpaired ?? 'it is absent'}`);
+  if (metric === 'native' && sides.native === null)
+    throw new Error(`${where(pass, boundary)}: the native view needs the native side, and ${sides.unpaired ?? 'it is absent'}`);
+  if (metric === 'reference' && sides.reference === null)
+    throw new Error(`${where(pass, boundary)}: the reference view needs the reference side, and ${sides.unpaired ?? 'it is absent'}`);
   // The other side is read along when it pairs, so its NaNs and infinities mark the cells too.
   const readNative = metric !== 'reference' || sides.paired;
   const readReference = metric !== 'native' || sides.paired;
@@ -79,48 +81,53 @@ export async function tensorView(native: TraceBundle | null, reference: TraceBun
   const fullWidth = span.col0 === 0 && span.col1 === cols;
   const fusedF32 = sides.dtype === 'F32' && LITTLE_ENDIAN;
 
-  await streamWindows(readNative ? native : null, readReference ? reference : null, { pass, name: boundary, elementBytes, elements: sides.elements, windowElements }, (window) => {
-    const first = window.start;
-    const last = first + window.count;
-    if (cols === 0 || rowGrid.cells === 0 || colGrid.cells === 0) return;
-    const rowFirst = Math.max(span.row0, Math.floor(first / cols));
-    const rowLast = Math.min(span.row1, Math.ceil(last / cols));
-    if (rowFirst >= rowLast) return;
-    if (fusedF32) {
-      // Straight from the window's float32 words: no decode, no per-element quantity arrays.
-      const nativeSide = f32Side(window.native);
-      const referenceSide = f32Side(window.reference);
+  await streamWindows(
+    readNative ? native : null,
+    readReference ? reference : null,
+    { pass, name: boundary, elementBytes, elements: sides.elements, windowElements },
+    (window) => {
+      const first = window.start;
+      const last = first + window.count;
+      if (cols === 0 || rowGrid.cells === 0 || colGrid.cells === 0) return;
+      const rowFirst = Math.max(span.row0, Math.floor(first / cols));
+      const rowLast = Math.min(span.row1, Math.ceil(last / cols));
+      if (rowFirst >= rowLast) return;
+      if (fusedF32) {
+        // Straight from the window's float32 words: no decode, no per-element quantity arrays.
+        const nativeSide = f32Side(window.native);
+        const referenceSide = f32Side(window.reference);
+        for (let r = rowFirst; r < rowLast; r++) {
+          const rowStart = r * cols;
+          const from = Math.max(first, rowStart + span.col0) - first;
+          const to = Math.min(last, rowStart + span.col1) - first;
+          if (from >= to) continue;
+          const cellRow = Math.floor((r - span.row0) / rowGrid.step);
+          grid.poolF32(metric, nativeSide, referenceSide, from, to, first, first + from - rowStart - span.col0, cellRow * colGrid.cells, colGrid.step);
+        }
+        return;
+      }
+      values.attach(window.native, window.reference);
+      if (fullWidth) {
+        // One decode for every row of the window inside the view (the common case).
+        const from = Math.max(first, rowFirst * cols) - first;
+        const to = Math.min(last, rowLast * cols) - first;
+        values.decode(from, to);
+        values.quantity(metric, from, to, quantity, flags);
+      }
       for (let r = rowFirst; r < rowLast; r++) {
         const rowStart = r * cols;
         const from = Math.max(first, rowStart + span.col0) - first;
         const to = Math.min(last, rowStart + span.col1) - first;
         if (from >= to) continue;
+        if (!fullWidth) {
+          values.decode(from, to);
+          values.quantity(metric, from, to, quantity, flags);
+        }
         const cellRow = Math.floor((r - span.row0) / rowGrid.step);
-        grid.poolF32(metric, nativeSide, referenceSide, from, to, first, first + from - rowStart - span.col0, cellRow * colGrid.cells, colGrid.step);
+        grid.pool(quantity, flags, from, to, first, first + from - rowStart - span.col0, cellRow * colGrid.cells, colGrid.step);
       }
-      return;
-    }
-    values.attach(window.native, window.reference);
-    if (fullWidth) {
-      // One decode for every row of the window inside the view (the common case).
-      const from = Math.max(first, rowFirst * cols) - first;
-      const to = Math.min(last, rowLast * cols) - first;
-      values.decode(from, to);
-      values.quantity(metric, from, to, quantity, flags);
-    }
-    for (let r = rowFirst; r < rowLast; r++) {
-      const rowStart = r * cols;
-      const from = Math.max(first, rowStart + span.col0) - first;
-      const to = Math.min(last, rowStart + span.col1) - first;
-      if (from >= to) continue;
-      if (!fullWidth) {
-        values.decode(from, to);
-        values.quantity(metric, from, to, quantity, flags);
-      }
-      const cellRow = Math.floor((r - span.row0) / rowGrid.step);
-      grid.pool(quantity, flags, from, to, first, first + from - rowStart - span.col0, cellRow * colGrid.cells, colGrid.step);
-    }
-  });
+    },
+  );
 
   const out = grid.result();
   const geometry = { cols, row0: span.row0, col0: span.col0, gridCols: colGrid.cells, rowStep: rowGrid.step, colStep: colGrid.step };

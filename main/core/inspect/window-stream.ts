@@ -95,7 +95,10 @@ export async function streamWindows(
           const target = targets[side] ?? null;
           if (stream === null || target === null) return;
           const got = await stream.fill(target);
-          if (got !== bytes) throw new Error(`pass ${plan.pass} boundary "${plan.name}" ended after ${start * plan.elementBytes + got} bytes, its shape needs ${plan.elements * plan.elementBytes}`);
+          if (got !== bytes)
+            throw new Error(
+              `pass ${plan.pass} boundary "${plan.name}" ended after ${start * plan.elementBytes + got} bytes, its shape needs ${plan.elements * plan.elementBytes}`,
+            );
         }),
       );
       if (visit({ start, count, native: targets[0] ?? null, reference: targets[1] ?? null }) === 'stop') {

@@ -32,4 +32,3 @@ export async function readJsonInput<S extends z.ZodType>(path: string, schema: S
   }
   return parsed.data as z.infer<S>;
 }
-

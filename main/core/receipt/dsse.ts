@@ -34,12 +34,7 @@ export type DsseEnvelope = z.infer<typeof DsseEnvelopeSchema>;
  */
 export function preAuthEncoding(payloadType: string, payload: Uint8Array): Buffer {
   const typeBytes = Buffer.from(payloadType, 'utf8');
-  return Buffer.concat([
-    Buffer.from(`DSSEv1 ${typeBytes.length} `, 'ascii'),
-    typeBytes,
-    Buffer.from(` ${payload.byteLength} `, 'ascii'),
-    payload,
-  ]);
+  return Buffer.concat([Buffer.from(`DSSEv1 ${typeBytes.length} `, 'ascii'), typeBytes, Buffer.from(` ${payload.byteLength} `, 'ascii'), payload]);
 }
 
 function requireEd25519(key: KeyObject, type: 'private' | 'public', role: string): void {
@@ -67,9 +62,7 @@ export function signEnvelope(payload: Uint8Array, payloadType: string, privateKe
   };
 }
 
-export type EnvelopeVerification =
-  | { ok: true; keyid: string; payloadType: string; payload: Buffer }
-  | { ok: false; keyid: string; reasons: string[] };
+export type EnvelopeVerification = { ok: true; keyid: string; payloadType: string; payload: Buffer } | { ok: false; keyid: string; reasons: string[] };
 
 /**
  * Checks `envelope` against `publicKey`, fail-closed: the payload must be canonical base64, and
@@ -102,7 +95,9 @@ export function verifyEnvelope(envelope: DsseEnvelope, publicKey: KeyObject): En
     } else firstIndexOf.set(signature.keyid, index);
   });
   if (!firstIndexOf.has(keyid)) {
-    reasons.push(`no signature by the public key used (keyid ${keyid}); the envelope is signed by keyid ${signatures.map((signature) => signature.keyid || '(empty keyid)').join(', ')}`);
+    reasons.push(
+      `no signature by the public key used (keyid ${keyid}); the envelope is signed by keyid ${signatures.map((signature) => signature.keyid || '(empty keyid)').join(', ')}`,
+    );
   }
   signatures.forEach((signature, index) => {
     if (signature.keyid !== keyid) {
@@ -121,7 +116,9 @@ export function verifyEnvelope(envelope: DsseEnvelope, publicKey: KeyObject): En
       } else if (sig.byteLength !== ED25519_SIGNATURE_BYTES) {
         reasons.push(`signatures[${index}].sig is ${sig.byteLength} bytes; an Ed25519 signature is ${ED25519_SIGNATURE_BYTES}`);
       } else if (!verify(null, pae, publicKey, sig)) {
-        reasons.push(`signatures[${index}]: the Ed25519 signature does not match the payload and payloadType (the receipt was changed after signing, or signed by another key)`);
+        reasons.push(
+          `signatures[${index}]: the Ed25519 signature does not match the payload and payloadType (the receipt was changed after signing, or signed by another key)`,
+        );
       }
     });
   }

@@ -99,7 +99,8 @@ export function generateKeyPair(outDir: string): KeyPairFiles {
   const publicKeyPath = join(outDir, PUBLIC_KEY_FILE);
   makeKeyDir(outDir);
   for (const path of [privateKeyPath, publicKeyPath]) {
-    if (pathExists(path)) throw new ReceiptError('E_KEY_EXISTS', path, 'already exists; refusing to overwrite a key file (move it away or choose another --out)');
+    if (pathExists(path))
+      throw new ReceiptError('E_KEY_EXISTS', path, 'already exists; refusing to overwrite a key file (move it away or choose another --out)');
   }
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   writeNewFile(privateKeyPath, privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), PRIVATE_KEY_MODE);
@@ -135,7 +136,11 @@ function requireEd25519(key: KeyObject, path: string, kind: 'private' | 'public'
   if (key.asymmetricKeyType !== 'ed25519') {
     const type = (key.asymmetricKeyType ?? 'unknown').toUpperCase();
     const article = /^[AEFHILMNORSX]/.test(type) ? 'an' : 'a'; // "an RSA", "an EC", "a DSA"
-    throw new ReceiptError('E_KEY_TYPE', path, `is ${article} ${type} ${kind} key; trace-inspector receipts use Ed25519 only (make one with: trace-inspector keygen --out <dir>)`);
+    throw new ReceiptError(
+      'E_KEY_TYPE',
+      path,
+      `is ${article} ${type} ${kind} key; trace-inspector receipts use Ed25519 only (make one with: trace-inspector keygen --out <dir>)`,
+    );
   }
   return key;
 }
@@ -255,7 +260,11 @@ export function defaultUserKey(env: Env = process.env): DefaultUserKey {
   }
   // verify falls back to this .pub: a .pub of another key would fail every receipt we sign.
   if (keyIdOf(loadPublicKey(publicKeyPath)) !== keyid) {
-    throw new ReceiptError('E_KEY_FORMAT', publicKeyPath, `is not the public half of ${privateKeyPath}; remove it and it will be written again from the private key`);
+    throw new ReceiptError(
+      'E_KEY_FORMAT',
+      publicKeyPath,
+      `is not the public half of ${privateKeyPath}; remove it and it will be written again from the private key`,
+    );
   }
   return { privateKey, privateKeyPath, publicKeyPath, keyid, created: false };
 }

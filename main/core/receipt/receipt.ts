@@ -253,7 +253,10 @@ export async function verifyEnvelopeBytes(read: ReadEnvelope, options: VerifyRec
       ? []
       : ['the envelope file is not byte-identical to the envelope trace-inspector writes (reformatted or edited outside the signed payload)'],
   );
-  check('payload_type', envelope.payloadType === IN_TOTO_PAYLOAD_TYPE ? [] : [`payloadType is "${envelope.payloadType}"; a trace-inspector receipt has "${IN_TOTO_PAYLOAD_TYPE}"`]);
+  check(
+    'payload_type',
+    envelope.payloadType === IN_TOTO_PAYLOAD_TYPE ? [] : [`payloadType is "${envelope.payloadType}"; a trace-inspector receipt has "${IN_TOTO_PAYLOAD_TYPE}"`],
+  );
   const signature = verifyEnvelope(envelope, key);
   check('signature', signature.ok ? [] : signature.reasons);
   if (signature.ok && envelope.payloadType === IN_TOTO_PAYLOAD_TYPE) {

@@ -48,7 +48,12 @@ export function formatAnnotations(result: GateResult, options: AnnotationOptions
 
   for (const item of result.cases) {
     if (item.run.outcome.status !== 'completed') {
-      candidates.push({ level: 'error', file: fileOf(item, options.workspace), title: `engine ${item.run.outcome.status} (case ${item.id})`, message: item.run.summary });
+      candidates.push({
+        level: 'error',
+        file: fileOf(item, options.workspace),
+        title: `engine ${item.run.outcome.status} (case ${item.id})`,
+        message: item.run.summary,
+      });
     }
   }
   const first = firstDivergenceOf(result);
@@ -88,7 +93,12 @@ export function formatAnnotations(result: GateResult, options: AnnotationOptions
 
 /** A Markdown table cell: no pipes, no newlines, no raw HTML. */
 export function markdownCell(text: string): string {
-  return text.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\r?\n|\r/g, ' ').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  return text
+    .replace(/\\/g, '\\\\')
+    .replace(/\|/g, '\\|')
+    .replace(/\r?\n|\r/g, ' ')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;');
 }
 
 function summaryRow(verdict: BoundaryVerdict): string {
@@ -140,7 +150,12 @@ export function formatStepSummary(result: GateResult, maxRows = 100): string {
   for (const item of result.cases) {
     if (item.run.outcome.status !== 'completed') lines.push(`**Run of ${markdownCell(item.id)}:** ${markdownCell(item.run.summary)}`, '');
   }
-  const streams = result.cases.flatMap((item) => (item.audio ?? []).map((judgement) => `- ${markdownCell(item.id)}: \`${judgement.boundary.replace(/`/g, "'")}\` ${markdownCell(audioStreamText(judgement).slice(judgement.boundary.length + 1))}`));
+  const streams = result.cases.flatMap((item) =>
+    (item.audio ?? []).map(
+      (judgement) =>
+        `- ${markdownCell(item.id)}: \`${judgement.boundary.replace(/`/g, "'")}\` ${markdownCell(audioStreamText(judgement).slice(judgement.boundary.length + 1))}`,
+    ),
+  );
   if (streams.length > 0) lines.push('**Audio streams:**', '', ...streams, '');
   const notPassing = rowsWorstFirst(result).filter((verdict) => verdict.verdict !== 'PASS');
   if (notPassing.length > 0) {

@@ -3,7 +3,18 @@
 // where / how much / what kind, the files written, and the seals as the very last lines.
 import type { BoundaryVerdict, CaseResult, GateResult } from '../gate/gate-types.ts';
 import { describeViolation, formatAudioMetrics } from '../audio/audio-bounds.ts';
-import { audioStreamText, failingSide, firstDivergenceOf, formatShare, formatStat, formatTable, mismatchText, rowsWorstFirst, rowName, shortSha } from './report-format.ts';
+import {
+  audioStreamText,
+  failingSide,
+  firstDivergenceOf,
+  formatShare,
+  formatStat,
+  formatTable,
+  mismatchText,
+  rowsWorstFirst,
+  rowName,
+  shortSha,
+} from './report-format.ts';
 
 export interface HumanReportOptions {
   /** Most non-PASS rows listed (default 25). */
@@ -38,7 +49,13 @@ function header(result: GateResult): string[] {
     `         ${engine.library}  sha256 ${shortSha(engine.sha256)}`,
     `run      strict ${result.strict ? 'yes' : 'no'}, isolation ${result.options.isolation}, timeout ${result.options.passTimeoutMs / 1000} s per call` +
       `${result.options.teacherForce ? ', teacher forcing' : ''}${result.options.isolate ? ', layer isolation' : ''}` +
-      `, options ${Object.keys(result.options.engineOptions).length === 0 ? 'none' : Object.entries(result.options.engineOptions).map(([key, value]) => `${key}=${value}`).join(' ')}`,
+      `, options ${
+        Object.keys(result.options.engineOptions).length === 0
+          ? 'none'
+          : Object.entries(result.options.engineOptions)
+              .map(([key, value]) => `${key}=${value}`)
+              .join(' ')
+      }`,
   ];
   if (result.options.referenceContracts != null) lines.push(`contracts ${result.options.referenceContracts.description}`);
   if (result.ledger.length > 0) lines.push(`ledger   ${result.ledger.length} known gap(s): ${result.ledger.map((entry) => entry.id).join(', ')}`);
@@ -46,7 +63,9 @@ function header(result: GateResult): string[] {
     lines.push(`case     ${item.id}`);
     lines.push(`  reference  ${item.reference.dir}  (${provenanceLine(item)})`);
     lines.push(`  oracle     ${item.oracle === null ? 'none (gap)' : `${item.oracle.dir}  (${item.oracle.precision})`}`);
-    lines.push(`  weights    ${item.weights === null ? 'no weights (the reference names none; the engine opened with none)' : `${item.weights.path}  sha256 ${shortSha(item.weights.sha256)}`}`);
+    lines.push(
+      `  weights    ${item.weights === null ? 'no weights (the reference names none; the engine opened with none)' : `${item.weights.path}  sha256 ${shortSha(item.weights.sha256)}`}`,
+    );
     lines.push(`  run        ${runLine(item)}`);
     if (item.nativeDir !== null) lines.push(`  native     ${item.nativeDir}`);
   }
@@ -101,14 +120,22 @@ export function describeDivergence(verdict: BoundaryVerdict): string[] {
   }
   const first = record.firstMismatch;
   const worst = record.worst;
-  if (first) lines.push(`  where      first mismatch at [${first.index.join(', ')}] (flat ${first.flatIndex}): native ${String(first.native)} vs ${against} ${String(first.reference)}`);
-  if (worst) lines.push(`             worst at [${worst.index.join(', ')}]: native ${String(worst.native)} vs ${against} ${String(worst.reference)}, abs error ${formatStat(worst.absError)}, ${formatStat(worst.ulp)} ULP`);
+  if (first)
+    lines.push(
+      `  where      first mismatch at [${first.index.join(', ')}] (flat ${first.flatIndex}): native ${String(first.native)} vs ${against} ${String(first.reference)}`,
+    );
+  if (worst)
+    lines.push(
+      `             worst at [${worst.index.join(', ')}]: native ${String(worst.native)} vs ${against} ${String(worst.reference)}, abs error ${formatStat(worst.absError)}, ${formatStat(worst.ulp)} ULP`,
+    );
   lines.push(
     `  how much   ${record.mismatches}/${record.elements} elements (${formatShare(record.mismatchShare)}) outside; max abs ${formatStat(record.maxAbs)}, ` +
       `max rel ${formatStat(record.maxRel)}, max ULP ${formatStat(record.maxUlp)}, RMSE ${formatStat(record.rmse)}` +
       (record.oracle ? `, RMSE vs fp64 oracle ${formatStat(record.oracle.native.rmse)} (reference: ${formatStat(record.oracle.reference.rmse)})` : ''),
   );
-  lines.push(`  needed     abs ${formatStat(record.required.abs)}, rel ${formatStat(record.required.rel)}, ULP ${formatStat(record.required.ulp)} would have passed`);
+  lines.push(
+    `  needed     abs ${formatStat(record.required.abs)}, rel ${formatStat(record.required.rel)}, ULP ${formatStat(record.required.ulp)} would have passed`,
+  );
   const kinds = Object.entries(record.classes)
     .filter(([, count]) => count > 0)
     .map(([name, count]) => `${name} ${count}`)
@@ -140,7 +167,9 @@ export function formatHumanReport(result: GateResult, options: HumanReportOption
     const shown = notPassing.slice(0, maxRows);
     lines.push(...formatTable(['verdict', 'case', 'pass', 'boundary', 'kind', 'mismatches', 'max abs', 'max ULP', 'note'], shown.map(verdictRow)));
     const hidden = notPassing.length - shown.length;
-    lines.push(`(${shown.length} of ${notPassing.length} rows that are not PASS, worst first${hidden > 0 ? `; ${hidden} more in the JSON / JUnit reports` : ''}; ${result.counts.PASS} PASS rows not listed)`);
+    lines.push(
+      `(${shown.length} of ${notPassing.length} rows that are not PASS, worst first${hidden > 0 ? `; ${hidden} more in the JSON / JUnit reports` : ''}; ${result.counts.PASS} PASS rows not listed)`,
+    );
   }
   lines.push('');
 

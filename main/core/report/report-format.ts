@@ -31,7 +31,10 @@ export function rowName(verdict: Pick<BoundaryVerdict, 'pass' | 'boundary'>): st
 
 /** Mismatch count of the side that failed (the reference side, else the oracle side). */
 export function mismatchText(verdict: BoundaryVerdict): string {
-  const record = verdict.reference !== null && (verdict.reference.mismatches > 0 || verdict.reference.structural !== null) ? verdict.reference : verdict.oracle ?? verdict.reference;
+  const record =
+    verdict.reference !== null && (verdict.reference.mismatches > 0 || verdict.reference.structural !== null)
+      ? verdict.reference
+      : (verdict.oracle ?? verdict.reference);
   if (record === null) return '-';
   if (record.structural !== null) return record.structural.problem;
   return `${record.mismatches}/${record.elements}`;
@@ -48,10 +51,7 @@ export function rowsWorstFirst(result: GateResult): BoundaryVerdict[] {
   };
   return result.cases
     .flatMap((item) => item.verdicts)
-    .sort(
-      (a, b) =>
-        VERDICT_SEVERITY[b.verdict] - VERDICT_SEVERITY[a.verdict] || share(b) - share(a) || (order.get(a) as number) - (order.get(b) as number),
-    );
+    .sort((a, b) => VERDICT_SEVERITY[b.verdict] - VERDICT_SEVERITY[a.verdict] || share(b) - share(a) || (order.get(a) as number) - (order.get(b) as number));
 }
 
 /** The verdict the first divergence points at, if any. */

@@ -39,10 +39,13 @@ export function toolInfo(): ToolInfo {
   let commit = 'unknown';
   let dirty = false;
   try {
-    commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
-    dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] })
+    commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] })
       .toString()
-      .trim().length > 0;
+      .trim();
+    dirty =
+      execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] })
+        .toString()
+        .trim().length > 0;
   } catch {
     // Not a git checkout (an installed package): the version alone identifies the tool.
   }

@@ -86,7 +86,9 @@ export class WebSocketTransport implements InspectorTransport {
       for (const [id, entry] of this.pending) {
         if (!entry.sent) continue;
         this.pending.delete(id);
-        entry.reject(new InspectorCallError('disconnected', `${entry.frame.method}: the connection to the core closed before it answered (code ${close.code})`));
+        entry.reject(
+          new InspectorCallError('disconnected', `${entry.frame.method}: the connection to the core closed before it answered (code ${close.code})`),
+        );
       }
       this.setState('reconnecting', `connection closed (code ${close.code}); retrying in ${Math.round(this.backoffMs)} ms`);
       const delay = this.backoffMs;

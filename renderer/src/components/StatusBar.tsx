@@ -20,7 +20,11 @@ export function StatusBar() {
         </span>
       )}
       <span className="spacer" />
-      {snapshot !== null ? <span className="muted">{formatCount(snapshot.rowCount)} rows · work {snapshot.workDir}</span> : null}
+      {snapshot !== null ? (
+        <span className="muted">
+          {formatCount(snapshot.rowCount)} rows · work {snapshot.workDir}
+        </span>
+      ) : null}
       <button type="button" className="link-button" onClick={() => toggleShortcuts()}>
         ? shortcuts
       </button>

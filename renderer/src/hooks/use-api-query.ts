@@ -12,7 +12,11 @@ export interface QueryState<T> {
   error: string | null;
 }
 
-export function useApiQuery<M extends InspectorMethod>(method: M, request: MethodRequest<M> | null, version: number | string = 0): QueryState<MethodResponse<M>> {
+export function useApiQuery<M extends InspectorMethod>(
+  method: M,
+  request: MethodRequest<M> | null,
+  version: number | string = 0,
+): QueryState<MethodResponse<M>> {
   const key = request === null ? null : `${method}|${version}|${JSON.stringify(request)}`;
   const [state, setState] = useState<QueryState<MethodResponse<M>> & { key: string | null }>({ data: null, loading: false, error: null, key: null });
 

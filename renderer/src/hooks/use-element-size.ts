@@ -11,7 +11,9 @@ export function useElementSize<T extends HTMLElement>(): [RefObject<T | null>, {
     const measure = (): void => {
       const rect = element.getBoundingClientRect();
       setSize((previous) =>
-        Math.abs(previous.width - rect.width) < 1 && Math.abs(previous.height - rect.height) < 1 ? previous : { width: Math.floor(rect.width), height: Math.floor(rect.height) },
+        Math.abs(previous.width - rect.width) < 1 && Math.abs(previous.height - rect.height) < 1
+          ? previous
+          : { width: Math.floor(rect.width), height: Math.floor(rect.height) },
       );
     };
     measure();

@@ -101,13 +101,30 @@ export function AudioPanel() {
         <WavExportButtons boundary={boundary} />
       </div>
       <div className="panel-toolbar">
-        <button type="button" className={playing === 'reference' ? 'active' : ''} onClick={() => playSignal('reference', signals.reference)} data-testid="btn-play-reference">
+        <button
+          type="button"
+          className={playing === 'reference' ? 'active' : ''}
+          onClick={() => playSignal('reference', signals.reference)}
+          data-testid="btn-play-reference"
+        >
           ▶ reference
         </button>
-        <button type="button" className={playing === 'native' ? 'active' : ''} disabled={!hasNative} onClick={() => playSignal('native', signals.native)} data-testid="btn-play-native">
+        <button
+          type="button"
+          className={playing === 'native' ? 'active' : ''}
+          disabled={!hasNative}
+          onClick={() => playSignal('native', signals.native)}
+          data-testid="btn-play-native"
+        >
           ▶ native
         </button>
-        <button type="button" className={playing === 'residual' ? 'active' : ''} disabled={!hasNative} onClick={() => playSignal('residual', signals.residual)} data-testid="btn-play-residual">
+        <button
+          type="button"
+          className={playing === 'residual' ? 'active' : ''}
+          disabled={!hasNative}
+          onClick={() => playSignal('residual', signals.residual)}
+          data-testid="btn-play-residual"
+        >
           ▶ residual
         </button>
         <button type="button" disabled={playing === null} onClick={stopPlayback} data-testid="btn-stop-audio">
@@ -119,7 +136,14 @@ export function AudioPanel() {
       <AudioMetricsView metrics={current.metrics} sampleRate={sampleRate} />
       <div className="audio-plots">
         <div className="audio-plot">
-          <WaveformPlot reference={signals.reference} native={signals.native} residual={signals.residual} sampleRate={sampleRate} region={region} onRegion={setRegion} />
+          <WaveformPlot
+            reference={signals.reference}
+            native={signals.native}
+            residual={signals.residual}
+            sampleRate={sampleRate}
+            region={region}
+            onRegion={setRegion}
+          />
         </div>
         <div className="audio-plot">
           <div className="spectrum-choice">

@@ -24,8 +24,26 @@ export function LoopControls({ duration, region, loop, onRegion, onLoop }: LoopC
         <input type="checkbox" checked={loop} onChange={(event) => onLoop(event.target.checked)} data-testid="audio-loop" />
         loop
       </label>
-      <input type="range" min={0} max={duration} step={step} value={start} aria-label="loop start" onChange={(event) => set(Number(event.target.value), end)} data-testid="loop-start" />
-      <input type="range" min={0} max={duration} step={step} value={end} aria-label="loop end" onChange={(event) => set(start, Number(event.target.value))} data-testid="loop-end" />
+      <input
+        type="range"
+        min={0}
+        max={duration}
+        step={step}
+        value={start}
+        aria-label="loop start"
+        onChange={(event) => set(Number(event.target.value), end)}
+        data-testid="loop-start"
+      />
+      <input
+        type="range"
+        min={0}
+        max={duration}
+        step={step}
+        value={end}
+        aria-label="loop end"
+        onChange={(event) => set(start, Number(event.target.value))}
+        data-testid="loop-end"
+      />
       <span className="num">
         {start.toFixed(3)}–{end.toFixed(3)} s
       </span>

@@ -23,7 +23,13 @@ export function SpectrogramPlot({ samples, sampleRate, label }: { samples: Float
     ];
   }, [samples, sampleRate]);
   const layout = useMemo<Partial<Layout>>(
-    () => plotLayout({ title: { text: `${label} spectrogram`, font: { size: 10 }, x: 0.01, xanchor: 'left' }, margin: { l: 48, r: 8, t: 20, b: 24 }, yaxis: { ticksuffix: ' Hz' }, xaxis: { ticksuffix: ' s' } }),
+    () =>
+      plotLayout({
+        title: { text: `${label} spectrogram`, font: { size: 10 }, x: 0.01, xanchor: 'left' },
+        margin: { l: 48, r: 8, t: 20, b: 24 },
+        yaxis: { ticksuffix: ' Hz' },
+        xaxis: { ticksuffix: ' s' },
+      }),
     [label],
   );
   if (samples.length === 0) return <div className="muted panel-note">No {label} samples.</div>;

@@ -22,14 +22,37 @@ function band(samples: Float32Array, sampleRate: number, name: string, color: st
   if (samples.length === 0) return [];
   const pooled = poolMinMax(samples, sampleRate, BUCKETS);
   return [
-    { type: 'scatter', mode: 'lines', x: pooled.time, y: pooled.max, name, line: { color, width: 1 }, hovertemplate: `${name} %{y:.4f}<extra>%{x:.3f} s</extra>` } as Data,
-    { type: 'scatter', mode: 'lines', x: pooled.time, y: pooled.min, name: `${name} min`, line: { color, width: 1 }, fill: 'tonexty', fillcolor: `${color}40`, hoverinfo: 'skip', showlegend: false } as Data,
+    {
+      type: 'scatter',
+      mode: 'lines',
+      x: pooled.time,
+      y: pooled.max,
+      name,
+      line: { color, width: 1 },
+      hovertemplate: `${name} %{y:.4f}<extra>%{x:.3f} s</extra>`,
+    } as Data,
+    {
+      type: 'scatter',
+      mode: 'lines',
+      x: pooled.time,
+      y: pooled.min,
+      name: `${name} min`,
+      line: { color, width: 1 },
+      fill: 'tonexty',
+      fillcolor: `${color}40`,
+      hoverinfo: 'skip',
+      showlegend: false,
+    } as Data,
   ];
 }
 
 export function WaveformPlot({ reference, native, residual, sampleRate, region, onRegion }: WaveformPlotProps) {
   const traces = useMemo(
-    () => [...band(reference, sampleRate, 'reference', PLOT_COLORS.reference), ...band(native, sampleRate, 'native', PLOT_COLORS.native), ...band(residual, sampleRate, 'residual', PLOT_COLORS.residual)],
+    () => [
+      ...band(reference, sampleRate, 'reference', PLOT_COLORS.reference),
+      ...band(native, sampleRate, 'native', PLOT_COLORS.native),
+      ...band(residual, sampleRate, 'residual', PLOT_COLORS.residual),
+    ],
     [reference, native, residual, sampleRate],
   );
   const layout = useMemo<Partial<Layout>>(
@@ -45,7 +68,20 @@ export function WaveformPlot({ reference, native, residual, sampleRate, region, 
         shapes:
           region === null
             ? []
-            : [{ type: 'rect', xref: 'x', yref: 'paper', x0: region.start, x1: region.end, y0: 0, y1: 1, fillcolor: '#ffffff', opacity: 0.08, line: { width: 0 } }],
+            : [
+                {
+                  type: 'rect',
+                  xref: 'x',
+                  yref: 'paper',
+                  x0: region.start,
+                  x1: region.end,
+                  y0: 0,
+                  y1: 1,
+                  fillcolor: '#ffffff',
+                  opacity: 0.08,
+                  line: { width: 0 },
+                },
+              ],
       }),
     [region],
   );

@@ -3,7 +3,10 @@ import { useEffect, useState } from 'react';
 import { errorMessage, pushLocalError } from '../../store/actions/error-actions.ts';
 import { onPlaybackChange, play, type LoopRegion, type PlayKind } from './audio-player.ts';
 
-export function usePlayback(): { playing: PlayKind | null; start: (kind: PlayKind, samples: Float32Array<ArrayBuffer>, sampleRate: number, loop: LoopRegion | null) => void } {
+export function usePlayback(): {
+  playing: PlayKind | null;
+  start: (kind: PlayKind, samples: Float32Array<ArrayBuffer>, sampleRate: number, loop: LoopRegion | null) => void;
+} {
   const [playing, setPlaying] = useState<PlayKind | null>(null);
   useEffect(() => onPlaybackChange(setPlaying), []);
   const start = (kind: PlayKind, samples: Float32Array<ArrayBuffer>, sampleRate: number, loop: LoopRegion | null): void => {

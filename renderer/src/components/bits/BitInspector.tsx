@@ -18,7 +18,8 @@ export function BitInspector() {
 
   const request = row === null || flatIndex === null || flatIndex >= row.elements ? null : { pass: row.pass, boundary: row.boundary, flatIndex };
   const { data: element, error, loading } = useApiQuery('getElement', request, version);
-  const current = element !== null && row !== null && element.pass === row.pass && element.boundary === row.boundary && element.flatIndex === flatIndex ? element : null;
+  const current =
+    element !== null && row !== null && element.pass === row.pass && element.boundary === row.boundary && element.flatIndex === flatIndex ? element : null;
 
   const stepElement = (delta: number): void => {
     if (row === null || row.elements === 0) return;
@@ -77,7 +78,13 @@ export function BitInspector() {
       {row === null ? (
         <div className="muted panel-note">Select a boundary, then click a heatmap cell, a special value, or type a flat index.</div>
       ) : current === null ? (
-        <div className="muted panel-note">{flatIndex === null ? 'Click a heatmap cell or type a flat index.' : flatIndex >= row.elements ? `Element ${flatIndex} is outside this boundary (${row.elements} elements).` : ''}</div>
+        <div className="muted panel-note">
+          {flatIndex === null
+            ? 'Click a heatmap cell or type a flat index.'
+            : flatIndex >= row.elements
+              ? `Element ${flatIndex} is outside this boundary (${row.elements} elements).`
+              : ''}
+        </div>
       ) : (
         <table className="bit-table">
           <tbody>

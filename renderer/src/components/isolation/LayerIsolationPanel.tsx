@@ -35,8 +35,16 @@ function isolationTraces(isolation: LayerIsolation): Data[] {
       hovertemplate: `${name} %{y:.3e}<extra>%{customdata}</extra>`,
     }) as Data;
   return [
-    line('accumulated', PLOT_COLORS.accumulated, isolation.rows.map((row) => positive(fromWire(row.accumulated.maxAbs)))),
-    line('local', PLOT_COLORS.local, isolation.rows.map((row) => positive(fromWire(row.local.maxAbs)))),
+    line(
+      'accumulated',
+      PLOT_COLORS.accumulated,
+      isolation.rows.map((row) => positive(fromWire(row.accumulated.maxAbs))),
+    ),
+    line(
+      'local',
+      PLOT_COLORS.local,
+      isolation.rows.map((row) => positive(fromWire(row.local.maxAbs))),
+    ),
   ];
 }
 
@@ -92,7 +100,9 @@ export function LayerIsolationPanel() {
       </div>
       {isolation?.status === 'error' ? <div className="inline-error">{isolation.message}</div> : null}
       {isolation?.status === 'not_run' ? (
-        <div className="panel-empty">Layer isolation replays each boundary from the reference input, so what a layer adds by itself can be told from what it inherits.</div>
+        <div className="panel-empty">
+          Layer isolation replays each boundary from the reference input, so what a layer adds by itself can be told from what it inherits.
+        </div>
       ) : null}
       {isolation?.status === 'ok' && isolation.rows.length > 0 ? (
         <>
@@ -126,7 +136,11 @@ export function LayerIsolationPanel() {
                 ))}
               </tbody>
             </table>
-            {isolation.rows.length > TABLE_ROWS ? <div className="muted panel-note">The first {TABLE_ROWS} of {isolation.rows.length} are listed; the plot shows every one.</div> : null}
+            {isolation.rows.length > TABLE_ROWS ? (
+              <div className="muted panel-note">
+                The first {TABLE_ROWS} of {isolation.rows.length} are listed; the plot shows every one.
+              </div>
+            ) : null}
           </div>
         </>
       ) : null}

@@ -15,9 +15,24 @@ export function ProvenancePanel() {
   return (
     <div className="provenance-panel" data-testid="provenance-panel">
       <div className="inventory-lists">
-        <InventoryList title="consumed" tone="ok" entries={inventory.consumed.map((entry) => ({ name: entry.name, detail: entry.what }))} testId="inventory-consumed" />
-        <InventoryList title="not consumed" tone="warn" entries={inventory.notConsumed.map((entry) => ({ name: entry.name, detail: entry.why }))} testId="inventory-not-consumed" />
-        <InventoryList title="rejected" tone="bad" entries={inventory.rejected.map((entry) => ({ name: entry.name, detail: entry.why }))} testId="inventory-rejected" />
+        <InventoryList
+          title="consumed"
+          tone="ok"
+          entries={inventory.consumed.map((entry) => ({ name: entry.name, detail: entry.what }))}
+          testId="inventory-consumed"
+        />
+        <InventoryList
+          title="not consumed"
+          tone="warn"
+          entries={inventory.notConsumed.map((entry) => ({ name: entry.name, detail: entry.why }))}
+          testId="inventory-not-consumed"
+        />
+        <InventoryList
+          title="rejected"
+          tone="bad"
+          entries={inventory.rejected.map((entry) => ({ name: entry.name, detail: entry.why }))}
+          testId="inventory-rejected"
+        />
       </div>
       {provenance.bundles.map((bundle) => (
         <section key={`${bundle.role}:${bundle.dir}`} className="provenance-bundle">

@@ -46,7 +46,8 @@ export function ReceiptExport({ onVerify }: { onVerify: (envelope: string, publi
       {result !== null ? (
         <div className="receipt-result" data-testid="receipt-export-result" data-overall={result.overall} data-fidelity={result.fidelity}>
           <div>
-            <span className={`seal seal-${result.overall.toLowerCase()}`}>OVERALL {result.overall}</span> <span className={`seal seal-${result.fidelity.toLowerCase()}`}>FIDELITY {result.fidelity}</span>
+            <span className={`seal seal-${result.overall.toLowerCase()}`}>OVERALL {result.overall}</span>{' '}
+            <span className={`seal seal-${result.fidelity.toLowerCase()}`}>FIDELITY {result.fidelity}</span>
           </div>
           <pre className="seals" data-testid="receipt-seals">
             {result.seals.join('\n')}
@@ -55,7 +56,11 @@ export function ReceiptExport({ onVerify }: { onVerify: (envelope: string, publi
             written to <code>{result.path}</code> · key id <code>{result.keyId}</code>
           </div>
           <div className="receipt-actions">
-            <button type="button" onClick={() => downloadBlob(fileName, new Blob([result.envelope], { type: 'application/json' }))} data-testid="btn-download-receipt">
+            <button
+              type="button"
+              onClick={() => downloadBlob(fileName, new Blob([result.envelope], { type: 'application/json' }))}
+              data-testid="btn-download-receipt"
+            >
               Download envelope
             </button>
             <button type="button" onClick={() => onVerify(result.envelope, result.publicKeyPem)} data-testid="btn-verify-exported">

@@ -50,7 +50,13 @@ export function ReceiptVerify({ envelope, publicKeyPem, setEnvelope, setPublicKe
         </button>
       </div>
       <div className="receipt-inputs">
-        <textarea value={envelope} placeholder="DSSE envelope JSON" spellCheck={false} onChange={(event) => setEnvelope(event.target.value)} data-testid="receipt-envelope" />
+        <textarea
+          value={envelope}
+          placeholder="DSSE envelope JSON"
+          spellCheck={false}
+          onChange={(event) => setEnvelope(event.target.value)}
+          data-testid="receipt-envelope"
+        />
         <textarea
           value={publicKeyPem}
           placeholder="signer public key (SPKI PEM); empty: the session's key"

@@ -34,13 +34,25 @@ export function ComparisonSettings() {
         )}
       </span>
       {contractsFile !== null ? (
-        <button type="button" disabled={busy} onClick={() => void setContractsFile(null)} data-testid="clear-contracts-file" title="Judge under the reference's own contracts and the default contract again">
+        <button
+          type="button"
+          disabled={busy}
+          onClick={() => void setContractsFile(null)}
+          data-testid="clear-contracts-file"
+          title="Judge under the reference's own contracts and the default contract again"
+        >
           clear
         </button>
       ) : null}
       <OpenByPath label="contracts" placeholder="contracts file (.json)" recent={[]} disabled={busy} testId="set-contracts-file" onOpen={setContractsFile} />
       <label title="Regression mode (compare --baseline): every boundary bit for bit, whatever the reference declares; a contracts file still wins where its rules match">
-        <input type="checkbox" checked={defaultContract.everyBoundary} disabled={busy} onChange={(event) => void setEveryBoundaryBitExact(event.target.checked)} data-testid="toggle-every-boundary" />
+        <input
+          type="checkbox"
+          checked={defaultContract.everyBoundary}
+          disabled={busy}
+          onChange={(event) => void setEveryBoundaryBitExact(event.target.checked)}
+          data-testid="toggle-every-boundary"
+        />
         every boundary {defaultContract.contract}
       </label>
       <span className="summary-key">map</span>
@@ -55,15 +67,21 @@ export function ComparisonSettings() {
             ) : (
               <>
                 {' '}
-                · {map.mapped.length} mapped · <span className={map.unmapped.length > 0 ? 'tag tag-warn' : ''}>{map.unmapped.length} unmapped on purpose</span> ·{' '}
-                <span title={`${kept.filter((row) => !row.inReference).length} of them unknown to the reference`}>{kept.length} kept by name</span>
+                · {map.mapped.length} mapped · <span className={map.unmapped.length > 0 ? 'tag tag-warn' : ''}>{map.unmapped.length} unmapped on purpose</span>{' '}
+                · <span title={`${kept.filter((row) => !row.inReference).length} of them unknown to the reference`}>{kept.length} kept by name</span>
               </>
             )}
           </span>
         )}
       </span>
       {mapFile !== null ? (
-        <button type="button" disabled={busy} onClick={() => void setMapFile(null)} data-testid="clear-map-file" title="Match boundaries by their own names again">
+        <button
+          type="button"
+          disabled={busy}
+          onClick={() => void setMapFile(null)}
+          data-testid="clear-map-file"
+          title="Match boundaries by their own names again"
+        >
           clear
         </button>
       ) : null}
@@ -84,7 +102,14 @@ export function ComparisonSettings() {
           clear
         </button>
       ) : null}
-      <OpenByPath label="oracle" placeholder="second implementation's bundle" recent={recent?.bundles ?? []} disabled={busy || bundle === null} testId="set-oracle-bundle" onOpen={setOracleBundle} />
+      <OpenByPath
+        label="oracle"
+        placeholder="second implementation's bundle"
+        recent={recent?.bundles ?? []}
+        disabled={busy || bundle === null}
+        testId="set-oracle-bundle"
+        onOpen={setOracleBundle}
+      />
       {map !== null && (map.unmapped.length > 0 || map.unusedEntries.length > 0) ? (
         <details className="map-report" data-testid="map-report">
           <summary>what the map left out</summary>

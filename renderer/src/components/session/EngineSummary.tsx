@@ -39,8 +39,8 @@ export function EngineSummary() {
                 {bundle.kind}
               </span>
             ) : null}{' '}
-            {bundle.precision} · {bundle.passCount} passes · {bundle.boundaryCount} boundaries ·{' '}
-            <span className="muted">{bundle.generator}</span> · <span className="muted">{bundle.createdAt}</span>
+            {bundle.precision} · {bundle.passCount} passes · {bundle.boundaryCount} boundaries · <span className="muted">{bundle.generator}</span> ·{' '}
+            <span className="muted">{bundle.createdAt}</span>
             {bundle.oracleDir === null && bundle.kind === 'reference' ? <span className="tag tag-warn"> no fp64 oracle</span> : null}
           </span>
         )}

@@ -30,7 +30,12 @@ export function RunOptions() {
     <div className="run-options">
       <label title="Which oracle the verdicts are judged against">
         oracle
-        <select value={oracle} disabled={busy} onChange={(event) => void setOracle(event.target.value === 'fp64' ? 'fp64' : 'reference')} data-testid="select-oracle">
+        <select
+          value={oracle}
+          disabled={busy}
+          onChange={(event) => void setOracle(event.target.value === 'fp64' ? 'fp64' : 'reference')}
+          data-testid="select-oracle"
+        >
           <option value="reference">reference</option>
           <option value="fp64" disabled={bundle !== null && bundle.oracleDir === null}>
             {bundle === null || bundle.oracleKind === null || bundle.oracleKind === 'oracle-f64' ? 'fp64' : `oracle (${bundle.oracleKind})`}
@@ -39,13 +44,24 @@ export function RunOptions() {
       </label>
       <label title="process: the engine runs in an isolated host process (a crash costs the run, not the app); thread: in-process worker">
         isolation
-        <select value={isolation} disabled={busy} onChange={(event) => void setIsolation(event.target.value === 'thread' ? 'thread' : 'process')} data-testid="select-isolation">
+        <select
+          value={isolation}
+          disabled={busy}
+          onChange={(event) => void setIsolation(event.target.value === 'thread' ? 'thread' : 'process')}
+          data-testid="select-isolation"
+        >
           <option value="process">process</option>
           <option value="thread">thread</option>
         </select>
       </label>
       <label title="After a token diverges, force the reference's token so later passes stay comparable">
-        <input type="checkbox" checked={teacherForce} disabled={busy} onChange={(event) => void setTeacherForce(event.target.checked)} data-testid="toggle-teacher-force" />
+        <input
+          type="checkbox"
+          checked={teacherForce}
+          disabled={busy}
+          onChange={(event) => void setTeacherForce(event.target.checked)}
+          data-testid="toggle-teacher-force"
+        />
         teacher forcing
       </label>
       <form className="engine-options" onSubmit={applyOptions}>

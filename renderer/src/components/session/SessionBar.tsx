@@ -21,12 +21,39 @@ export function SessionBar() {
         <ConnectionBadge />
       </div>
       <div className="session-row session-controls">
-        <button type="button" onClick={() => void openDefault()} disabled={busy} data-testid="btn-open-default" title="The built reference engine and its default case">
+        <button
+          type="button"
+          onClick={() => void openDefault()}
+          disabled={busy}
+          data-testid="btn-open-default"
+          title="The built reference engine and its default case"
+        >
           Open default
         </button>
-        <OpenByPath label="engine" placeholder="engine library (.so / .dylib / .dll)" recent={recent?.engines ?? []} disabled={busy} testId="open-engine" onOpen={openEngine} />
-        <OpenByPath label="bundle" placeholder="reference bundle folder (any kind)" recent={recent?.bundles ?? []} disabled={busy} testId="open-bundle" onOpen={openBundle} />
-        <OpenByPath label="run" placeholder="captured bundle folder to compare" recent={recent?.bundles ?? []} disabled={busy} testId="open-run" onOpen={openRun} />
+        <OpenByPath
+          label="engine"
+          placeholder="engine library (.so / .dylib / .dll)"
+          recent={recent?.engines ?? []}
+          disabled={busy}
+          testId="open-engine"
+          onOpen={openEngine}
+        />
+        <OpenByPath
+          label="bundle"
+          placeholder="reference bundle folder (any kind)"
+          recent={recent?.bundles ?? []}
+          disabled={busy}
+          testId="open-bundle"
+          onOpen={openBundle}
+        />
+        <OpenByPath
+          label="run"
+          placeholder="captured bundle folder to compare"
+          recent={recent?.bundles ?? []}
+          disabled={busy}
+          testId="open-run"
+          onOpen={openRun}
+        />
         <RunOptions />
       </div>
       <ComparisonSettings />

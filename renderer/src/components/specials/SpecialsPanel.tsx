@@ -15,7 +15,11 @@ export function SpecialsPanel() {
   const row = useInspectorStore(selectSelectedRow);
   const version = useInspectorStore(selectRowsVersion);
   const flatIndex = useInspectorStore(selectFlatIndexState);
-  const { data: specials, error, loading } = useApiQuery('getSpecials', row === null ? null : { pass: row.pass, boundary: row.boundary, limit: MISMATCH_LIMIT }, version);
+  const {
+    data: specials,
+    error,
+    loading,
+  } = useApiQuery('getSpecials', row === null ? null : { pass: row.pass, boundary: row.boundary, limit: MISMATCH_LIMIT }, version);
   const current = specials !== null && row !== null && specials.pass === row.pass && specials.boundary === row.boundary ? specials : null;
   return (
     <div className="specials-panel" data-testid="specials-panel">

@@ -6,7 +6,12 @@ export function VerdictCounts({ counts }: { counts: Partial<Record<WireVerdict, 
   return (
     <span className="verdict-counts" data-testid="verdict-counts">
       {VERDICTS.map((verdict) => (
-        <span key={verdict} className={`verdict-count ${verdictClass(verdict)}${(counts[verdict] ?? 0) === 0 ? ' zero' : ''}`} data-verdict={verdict} title={verdict}>
+        <span
+          key={verdict}
+          className={`verdict-count ${verdictClass(verdict)}${(counts[verdict] ?? 0) === 0 ? ' zero' : ''}`}
+          data-verdict={verdict}
+          title={verdict}
+        >
           {VERDICT_LABEL[verdict]} {counts[verdict] ?? 0}
         </span>
       ))}

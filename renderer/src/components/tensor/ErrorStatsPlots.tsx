@@ -13,7 +13,9 @@ function histogramTrace(stats: ErrorStats): Data[] {
   const { edges, counts } = stats.histogram;
   const centres = counts.map((_, bin) => ((edges[bin] ?? 0) + (edges[bin + 1] ?? edges[bin] ?? 0)) / 2);
   const widths = counts.map((_, bin) => (edges[bin + 1] ?? 0) - (edges[bin] ?? 0));
-  return [{ type: 'bar', x: centres, y: counts, width: widths, marker: { color: PLOT_COLORS.diff }, hovertemplate: '10^%{x:.2f}: %{y}<extra></extra>' } as Data];
+  return [
+    { type: 'bar', x: centres, y: counts, width: widths, marker: { color: PLOT_COLORS.diff }, hovertemplate: '10^%{x:.2f}: %{y}<extra></extra>' } as Data,
+  ];
 }
 
 function scatterTrace(stats: ErrorStats): Data[] {
@@ -63,7 +65,13 @@ export function ErrorStatsPlots({ pass, boundary, version, onElement, ready }: E
   const histogram = useMemo(() => (current === null ? [] : histogramTrace(current)), [current]);
   const scatter = useMemo(() => (current === null ? [] : scatterTrace(current)), [current]);
   const histogramLayout = useMemo<Partial<Layout>>(
-    () => plotLayout({ title: { text: 'log10 |diff| histogram', font: { size: 10 }, x: 0.01, xanchor: 'left' }, bargap: 0.05, xaxis: { title: { text: '' } }, margin: { l: 40, r: 8, t: 20, b: 24 } }),
+    () =>
+      plotLayout({
+        title: { text: 'log10 |diff| histogram', font: { size: 10 }, x: 0.01, xanchor: 'left' },
+        bargap: 0.05,
+        xaxis: { title: { text: '' } },
+        margin: { l: 40, r: 8, t: 20, b: 24 },
+      }),
     [],
   );
   const scatterLayout = useMemo<Partial<Layout>>(
@@ -90,10 +98,12 @@ export function ErrorStatsPlots({ pass, boundary, version, onElement, ready }: E
           : `${formatCount(current.exactlyEqual)} exactly equal · ${formatCount(current.nonFinitePairs)} non-finite pairs · ${formatCount(differing)} differing`}
       </div>
       {current !== null && differing === 0 ? null : (
-      <div className="error-stats-plots">
-        <div className="stats-plot">{current !== null ? <Plot data={histogram} layout={histogramLayout} testId="error-histogram" /> : null}</div>
-        <div className="stats-plot">{current !== null ? <Plot data={scatter} layout={scatterLayout} onClick={onScatterClick} testId="error-scatter" /> : null}</div>
-      </div>
+        <div className="error-stats-plots">
+          <div className="stats-plot">{current !== null ? <Plot data={histogram} layout={histogramLayout} testId="error-histogram" /> : null}</div>
+          <div className="stats-plot">
+            {current !== null ? <Plot data={scatter} layout={scatterLayout} onClick={onScatterClick} testId="error-scatter" /> : null}
+          </div>
+        </div>
       )}
     </div>
   );

@@ -109,7 +109,8 @@ export function HeatmapView({ pass, boundary, metric, window, version, testId, c
           <span className="muted">{loading ? 'loading…' : ''}</span>
         ) : (
           <span className="muted">
-            {formatShape(current.shape)} {current.dtype} → {current.folded.rows}×{current.folded.cols}; rows {current.window.row0}–{current.window.row1} cols {current.window.col0}–{current.window.col1}
+            {formatShape(current.shape)} {current.dtype} → {current.folded.rows}×{current.folded.cols}; rows {current.window.row0}–{current.window.row1} cols{' '}
+            {current.window.col0}–{current.window.col1}
             {current.grid.rowStep > 1 || current.grid.colStep > 1 ? ` · pooled ${current.grid.rowStep}×${current.grid.colStep}` : ''}
             {current.nanCells.length > 0 ? <span className="tag tag-nan"> {current.nanCells.length} NaN cells</span> : null}
             {current.infCells.length > 0 ? <span className="tag tag-inf"> {current.infCells.length} inf cells</span> : null}

@@ -46,9 +46,27 @@ function seriesTraces(series: Series): Data[] {
   // line sits inside the reference band; where they part, both show.
   const band = (side: 'reference' | 'native', color: string): Data[] => {
     const width = side === 'reference' ? 3 : 1;
-    const max: Data = { type: 'scatter', mode: 'lines', x, y: numbers(series[side].max), line: { color, width }, name: side, hovertemplate: `${side} %{y}<extra>[%{x}]</extra>` } as Data;
+    const max: Data = {
+      type: 'scatter',
+      mode: 'lines',
+      x,
+      y: numbers(series[side].max),
+      line: { color, width },
+      name: side,
+      hovertemplate: `${side} %{y}<extra>[%{x}]</extra>`,
+    } as Data;
     if (!pooled) return [max];
-    const min: Data = { type: 'scatter', mode: 'lines', x, y: numbers(series[side].min), line: { color, width }, fill: 'tonexty', fillcolor: `${color}33`, name: `${side} min`, hoverinfo: 'skip' } as Data;
+    const min: Data = {
+      type: 'scatter',
+      mode: 'lines',
+      x,
+      y: numbers(series[side].min),
+      line: { color, width },
+      fill: 'tonexty',
+      fillcolor: `${color}33`,
+      name: `${side} min`,
+      hoverinfo: 'skip',
+    } as Data;
     return [max, min];
   };
   const diff: Data = {

@@ -89,8 +89,26 @@ export function TensorPanel() {
         <div className={`heatmaps${sideBySide ? ' side-by-side' : ''}`}>
           {sideBySide ? (
             <>
-              <HeatmapView pass={row.pass} boundary={row.boundary} metric="reference" window={window} version={version} compact onWindowChange={setWindow} onElement={selectFlatIndex} />
-              <HeatmapView pass={row.pass} boundary={row.boundary} metric="native" window={window} version={version} compact onWindowChange={setWindow} onElement={selectFlatIndex} />
+              <HeatmapView
+                pass={row.pass}
+                boundary={row.boundary}
+                metric="reference"
+                window={window}
+                version={version}
+                compact
+                onWindowChange={setWindow}
+                onElement={selectFlatIndex}
+              />
+              <HeatmapView
+                pass={row.pass}
+                boundary={row.boundary}
+                metric="native"
+                window={window}
+                version={version}
+                compact
+                onWindowChange={setWindow}
+                onElement={selectFlatIndex}
+              />
             </>
           ) : null}
           <HeatmapView
@@ -108,13 +126,17 @@ export function TensorPanel() {
           />
         </div>
       )}
-      {row.maxAbs !== null ? <ErrorStatsPlots
+      {row.maxAbs !== null ? (
+        <ErrorStatsPlots
           pass={row.pass}
           boundary={row.boundary}
           version={version}
           onElement={selectFlatIndex}
           ready={oneDimensional || heatmapSettled === `${row.pass}:${row.boundary}`}
-        /> : <div className="muted panel-note">Not compared: {row.reason}</div>}
+        />
+      ) : (
+        <div className="muted panel-note">Not compared: {row.reason}</div>
+      )}
     </div>
   );
 }

@@ -92,7 +92,12 @@ export function heatmapTraces(view: TensorView, cells: DecodedCells): Data[] {
     zmax: isError ? Math.max(zeroLevel + 1, Number.isFinite(ceiling) ? ceiling : zeroLevel + 1) : undefined,
     reversescale: !isError,
     zmid: isError ? undefined : 0,
-    colorbar: { thickness: 8, outlinewidth: 0, tickfont: { size: 9 }, title: { text: isError ? `log10 ${METRIC_LABEL[view.metric]}` : METRIC_LABEL[view.metric], side: 'right' } },
+    colorbar: {
+      thickness: 8,
+      outlinewidth: 0,
+      tickfont: { size: 9 },
+      title: { text: isError ? `log10 ${METRIC_LABEL[view.metric]}` : METRIC_LABEL[view.metric], side: 'right' },
+    },
   } as Data;
   const traces: Data[] = [base];
   if (view.infCells.length > 0) traces.push(overlay(view, view.infCells, PLOT_COLORS.inf, 'infinity', x, y));

@@ -10,7 +10,9 @@ export function BusyIndicator() {
     <span className="busy-indicator" data-testid="busy-indicator" data-busy="true" role="status">
       <span className="spinner" aria-hidden="true" />
       {busy}
-      {progress === null ? '' : ` · ${progress.kind} ${progress.pass}: ${progress.records} records${progress.lastBoundary === null ? '' : ` · ${progress.lastBoundary}`}`}
+      {progress === null
+        ? ''
+        : ` · ${progress.kind} ${progress.pass}: ${progress.records} records${progress.lastBoundary === null ? '' : ` · ${progress.lastBoundary}`}`}
     </span>
   );
 }

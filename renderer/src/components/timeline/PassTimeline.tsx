@@ -23,7 +23,13 @@ export function PassTimeline() {
       </div>
       <div className="pass-chips" role="list">
         {(timeline ?? []).map((pass) => (
-          <PassChip key={pass.index} pass={pass} filtered={passFilter === pass.index} isFirstDivergence={firstDivergence?.pass === pass.index} onToggle={togglePassFilter} />
+          <PassChip
+            key={pass.index}
+            pass={pass}
+            filtered={passFilter === pass.index}
+            isFirstDivergence={firstDivergence?.pass === pass.index}
+            onToggle={togglePassFilter}
+          />
         ))}
       </div>
     </section>

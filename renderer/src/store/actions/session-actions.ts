@@ -113,8 +113,10 @@ export const setContractsFile = (file: string | null): Promise<boolean> =>
   runSnapshotCommand(file === null ? 'clear contracts file' : 'set contracts file', 'setContractsFile', { file });
 export const setEveryBoundaryBitExact = (everyBoundary: boolean): Promise<boolean> =>
   runSnapshotCommand('set default contract', 'setDefaultContract', { contract: 'bit_exact', everyBoundary });
-export const setMapFile = (file: string | null): Promise<boolean> => runSnapshotCommand(file === null ? 'clear map file' : 'set map file', 'setMapFile', { file });
-export const setOracleBundle = (dir: string | null): Promise<boolean> => runSnapshotCommand(dir === null ? 'clear oracle' : 'set oracle bundle', 'setOracleBundle', { dir });
+export const setMapFile = (file: string | null): Promise<boolean> =>
+  runSnapshotCommand(file === null ? 'clear map file' : 'set map file', 'setMapFile', { file });
+export const setOracleBundle = (dir: string | null): Promise<boolean> =>
+  runSnapshotCommand(dir === null ? 'clear oracle' : 'set oracle bundle', 'setOracleBundle', { dir });
 export const dismissCoreError = (id: number): Promise<boolean> => runSnapshotCommand('dismiss error', 'dismissError', { id });
 
 // Engine-driving commands are refused while something runs: the core would queue or reject
