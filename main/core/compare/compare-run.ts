@@ -270,12 +270,13 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareRes
       finishedAt: new Date().toISOString(),
       strict: options.strict,
       options: {
-        isolation: 'process',
-        passTimeoutMs: 0,
+        // No engine runs in a comparison: nothing to isolate, time out or capture into.
+        isolation: null,
+        passTimeoutMs: null,
         engineOptions: {},
         teacherForce: false,
         isolate: false,
-        workDir: '',
+        workDir: null,
         ledgerFile: options.ledgerFile === null ? null : resolve(options.ledgerFile),
       },
       engine: producerOf(

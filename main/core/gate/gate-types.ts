@@ -264,12 +264,15 @@ export interface GateResult {
   finishedAt: string;
   strict: boolean;
   options: {
-    isolation: Isolation;
-    passTimeoutMs: number;
+    /** null where no engine ran (`compare` judges two existing bundles). */
+    isolation: Isolation | null;
+    /** null where no engine ran. */
+    passTimeoutMs: number | null;
     engineOptions: Record<string, string>;
     teacherForce: boolean;
     isolate: boolean;
-    workDir: string;
+    /** null where nothing was captured (`compare`). */
+    workDir: string | null;
     ledgerFile: string | null;
     /** Where supplied contracts came from (a contracts file is a receipt subject); absent or null: the references' own. */
     referenceContracts?: { description: string; file: string | null; sha256: string | null } | null;

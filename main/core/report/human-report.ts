@@ -41,13 +41,19 @@ function runLine(item: CaseResult): string {
   return `${run.outcome.status.toUpperCase()} after ${run.passesCompleted}/${run.passesExpected} passes: ${run.summary}`;
 }
 
+// A comparison of two bundles ran no engine: it has no isolation or timeout to state.
+function engineRunLine(options: GateResult['options']): string {
+  const isolation = options.isolation === null ? '' : `, isolation ${options.isolation}`;
+  return options.passTimeoutMs === null ? isolation : `${isolation}, timeout ${options.passTimeoutMs / 1000} s per call`;
+}
+
 function header(result: GateResult): string[] {
   const { tool, engine } = result;
   const lines = [
     `trace-inspector ${tool.version} gate (commit ${tool.commit === 'unknown' ? 'unknown' : tool.commit.slice(0, 10)}${tool.dirty ? ', modified' : ''})`,
     `engine   ${engine.name} ${engine.version} (build ${engine.buildId}, ABI ${engine.abiVersion}, ${engine.catalogue.length} boundaries declared)`,
     `         ${engine.library}  sha256 ${shortSha(engine.sha256)}`,
-    `run      strict ${result.strict ? 'yes' : 'no'}, isolation ${result.options.isolation}, timeout ${result.options.passTimeoutMs / 1000} s per call` +
+    `run      strict ${result.strict ? 'yes' : 'no'}${engineRunLine(result.options)}` +
       `${result.options.teacherForce ? ', teacher forcing' : ''}${result.options.isolate ? ', layer isolation' : ''}` +
       `, options ${
         Object.keys(result.options.engineOptions).length === 0
