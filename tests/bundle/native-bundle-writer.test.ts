@@ -406,9 +406,26 @@ describe('NativeBundleWriter.recover, edges of the frame log', () => {
     const dir = join(tempDir('journal-v1'), 'bundle');
     NativeBundleWriter.create(dir, nativeHeader()).close();
     const journal = join(dir, 'capture.journal.jsonl');
-    writeFileSync(journal, readFileSync(journal, 'utf8').replace('"journal_version":2', '"journal_version":1'));
+    const written = readFileSync(journal, 'utf8');
+    expect(written).toContain('"journal_version":3');
+    writeFileSync(journal, written.replace('"journal_version":3', '"journal_version":4'));
     const error = await expectBundleError(() => NativeBundleWriter.recover(dir, { status: 'crashed', message: '' }), 'E_JOURNAL', journal, 'journal_version');
     expect(error.message).toContain('another version of trace-inspector');
+    expect(error.message).toContain('recovers journal versions 2 and 3');
+  });
+
+  it('recovers a journal of version 2 (written before the capture pool): it has no pool to replay', async () => {
+    const dir = join(tempDir('journal-v2'), 'bundle');
+    const writer = NativeBundleWriter.create(dir, nativeHeader());
+    writer.beginPass(0, 'prefill');
+    for (const record of smallRecords()[0] ?? []) writer.appendRecord(record);
+    writer.endPass('text');
+    writer.close();
+    const journal = join(dir, 'capture.journal.jsonl');
+    writeFileSync(journal, readFileSync(journal, 'utf8').replace('"journal_version":3', '"journal_version":2'));
+    await NativeBundleWriter.recover(dir, { status: 'crashed', message: '' });
+    const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { passes: unknown[] };
+    expect(manifest.passes).toHaveLength(1);
   });
 
   it('refuses record names and stages it cannot store, before writing anything', async () => {

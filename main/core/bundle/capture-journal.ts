@@ -24,8 +24,15 @@ import {
 
 export const JOURNAL_FILE_NAME = 'capture.journal.jsonl';
 export const INPUTS_FILE_NAME = 'inputs.safetensors';
-/** 2: records live as frames in the spills (1 journaled each record as a line). */
-export const JOURNAL_VERSION = 2;
+/**
+ * The version written. 2: records live as frames in the spills (1 journaled each record as a
+ * line). 3: records may also wait in the capture pool (capture.pool, capture-pool-layout.ts),
+ * which recovery replays; a reader of version 2 would recover such a capture without them, so it
+ * must refuse it, and the bump makes it do so.
+ */
+export const JOURNAL_VERSION = 3;
+/** The versions this one recovers: a version-2 capture simply has no pool to replay. */
+export const RECOVERED_JOURNAL_VERSIONS: readonly number[] = [2, 3];
 /**
  * Largest journal read back (recovery, the live view): it lists what a manifest lists, so it
  * gets the manifest's cap. A journal that is a device, a FIFO or larger is refused, never read.
@@ -42,7 +49,7 @@ const Count = z.int().min(0);
 
 export const JournalHeaderSchema = z.strictObject({
   t: z.literal('header'),
-  journal_version: z.literal(JOURNAL_VERSION),
+  journal_version: z.union([z.literal(2), z.literal(3)]),
   case: CaseSchema,
   provenance: ProvenanceSchema,
   inputs: z.array(InputEntrySchema),
@@ -109,7 +116,7 @@ export function parseJournal(text: string, file: string): ParsedJournal {
           'E_JOURNAL',
           file,
           'line 1 (journal_version)',
-          `is ${JSON.stringify((value as { journal_version: unknown }).journal_version)}: this capture was written by another version of trace-inspector; this one recovers journal version ${JOURNAL_VERSION}`,
+          `is ${JSON.stringify((value as { journal_version: unknown }).journal_version)}: this capture was written by another version of trace-inspector; this one recovers journal versions ${RECOVERED_JOURNAL_VERSIONS.join(' and ')}`,
         );
       }
       const parsed = JournalLineSchema.safeParse(value);
@@ -127,6 +134,6 @@ function isOtherJournalVersion(value: unknown): boolean {
     typeof value === 'object' &&
     value !== null &&
     (value as { t?: unknown }).t === 'header' &&
-    (value as { journal_version?: unknown }).journal_version !== JOURNAL_VERSION
+    !RECOVERED_JOURNAL_VERSIONS.includes((value as { journal_version?: unknown }).journal_version as number)
   );
 }
