@@ -501,7 +501,10 @@ export const WavFileSchema = z.object({ fileName: z.string(), bytes: Base64 });
 export const ProvenanceSchema = z.object({
   bundles: z.array(
     z.object({
-      role: z.enum(['reference', 'oracle', 'native']),
+      /** The place the bundle holds in this session: the truth, the second oracle, or the run judged against them. */
+      role: z.enum(['reference', 'oracle', 'run']),
+      /** What the bundle is (its manifest's kind): a native capture may be the reference of an engine-vs-engine session. */
+      kind: z.enum(['reference', 'oracle-f64', 'native']),
       dir: z.string(),
       manifestSha256: z.string(),
       /** The manifest's provenance object, as JSON text (shown verbatim). */

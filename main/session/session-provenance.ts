@@ -1,4 +1,4 @@
-// Provenance of a session: for each open bundle (reference, fp64 oracle, native run) what it is
+// Provenance of a session: for each open bundle (reference, second oracle, the run judged) what it is
 // — its manifest's sha256, its provenance verbatim, every file with the size and sha256 the
 // manifest pins — and an inventory of the reference's evidence: what the engine was given and
 // what was compared, what was not (and why), and what could not be compared (and why).
@@ -25,6 +25,7 @@ async function describeBundle(role: BundleRole, bundle: TraceBundle): Promise<Pr
   const { sha256 } = await sha256File(bundle.manifestPath);
   return {
     role,
+    kind: bundle.manifest.kind,
     dir: bundle.dir,
     manifestSha256: sha256,
     provenanceJson: JSON.stringify(bundle.manifest.provenance, null, 2),
@@ -35,7 +36,7 @@ async function describeBundle(role: BundleRole, bundle: TraceBundle): Promise<Pr
 export async function provenanceOf(input: ProvenanceInput): Promise<Provenance> {
   const present: [BundleRole, TraceBundle][] = [['reference', input.reference]];
   if (input.oracle !== null) present.push(['oracle', input.oracle]);
-  if (input.native !== null) present.push(['native', input.native]);
+  if (input.native !== null) present.push(['run', input.native]);
   const bundles = await Promise.all(present.map(([role, bundle]) => describeBundle(role, bundle)));
   return {
     bundles,

@@ -62,8 +62,12 @@ describe('a run whose engine emits depth.in transposed (prefill_1tok)', () => {
   });
 
   it('describes each bundle: role, folder, manifest sha256, provenance verbatim, the files the manifest pins', () => {
-    const dirs = { reference: referenceBundle('prefill_1tok'), oracle: oracleBundle('prefill_1tok'), native: result.cases[0]?.nativeDir ?? '' };
-    expect(provenance.bundles.map((bundle) => bundle.role)).toEqual(['reference', 'oracle', 'native']);
+    const dirs = { reference: referenceBundle('prefill_1tok'), oracle: oracleBundle('prefill_1tok'), run: result.cases[0]?.nativeDir ?? '' };
+    expect(provenance.bundles.map((bundle) => [bundle.role, bundle.kind])).toEqual([
+      ['reference', 'reference'],
+      ['oracle', 'oracle-f64'],
+      ['run', 'native'],
+    ]);
     for (const bundle of provenance.bundles) {
       const dir = dirs[bundle.role];
       expect(bundle.dir).toBe(dir);

@@ -109,9 +109,10 @@ describe('two captures of the reference engine in one session, no engine', () =>
       expect(element.ulp).toBe(0);
 
       const provenance = await t.call('getProvenance', {});
-      expect(provenance.bundles.map((bundle) => [bundle.role, bundle.dir])).toEqual([
-        ['reference', first],
-        ['native', second],
+      // Two captures: the reference side is what it is, a native capture, and says so.
+      expect(provenance.bundles.map((bundle) => [bundle.role, bundle.kind, bundle.dir])).toEqual([
+        ['reference', 'native', first],
+        ['run', 'native', second],
       ]);
 
       const receipt = await t.call('exportReceipt', { keyPath: key.privateKeyPath });

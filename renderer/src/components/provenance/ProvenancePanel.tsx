@@ -6,6 +6,11 @@ import { useInspectorStore } from '../../store/inspector-store.ts';
 import { selectRowsVersion } from '../../store/selectors.ts';
 import { InventoryList } from './InventoryList.tsx';
 
+// The role is the bundle's place in the session; the kind is what it is. They differ when two
+// captures are compared (a native capture as the reference) or a reference is opened as the run.
+const KIND_LABELS = { reference: 'a reference bundle', 'oracle-f64': 'an fp64 oracle bundle', native: 'a native capture' } as const;
+const kindLabel = (kind: keyof typeof KIND_LABELS): string => KIND_LABELS[kind];
+
 export function ProvenancePanel() {
   const version = useInspectorStore(selectRowsVersion);
   const { data: provenance, error, loading } = useApiQuery('getProvenance', {}, version);
@@ -37,7 +42,7 @@ export function ProvenancePanel() {
       {provenance.bundles.map((bundle) => (
         <section key={`${bundle.role}:${bundle.dir}`} className="provenance-bundle">
           <h3>
-            <span className={`role role-${bundle.role}`}>{bundle.role}</span> <code>{bundle.dir}</code>
+            <span className={`role role-${bundle.role}`}>{bundle.role}</span> <span className="muted">{kindLabel(bundle.kind)}</span> <code>{bundle.dir}</code>
           </h3>
           <div className="muted">
             manifest sha256 <code title={bundle.manifestSha256}>{shortDigest(bundle.manifestSha256, 16)}</code> · {bundle.files.length} files ·{' '}
