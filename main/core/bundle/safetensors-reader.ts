@@ -1,6 +1,7 @@
 // Reads a safetensors file by offset: only the length prefix and the header are read at open
 // (bounded and validated); tensors are read one at a time, whole or in chunks. The whole file
 // is never read.
+import { fstatSync, readSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { GuardedReadError, openRegularFile } from '../io/guarded-read.ts';
 import { BundleError } from './errors.ts';
@@ -126,9 +127,14 @@ export class SafetensorsFile {
     }
   }
 
-  /** The open file's identity (file-pins.ts identityKey): what any write to it changes. */
+  /**
+   * The open file's identity (file-pins.ts identityKey): what any write to it changes. It is
+   * asked before and after every pinned tensor read, so it is an fstat of the descriptor made on
+   * this thread (a few microseconds): through the thread pool it cost two round trips per tensor,
+   * more than hashing a small tensor, and most of a small case's comparison time.
+   */
   async identity(): Promise<string> {
-    return identityKey(await this.openHandle().stat({ bigint: true }));
+    return identityKey(fstatSync(this.openHandle().fd, { bigint: true }));
   }
 
   async close(): Promise<void> {
@@ -143,11 +149,21 @@ export class SafetensorsFile {
   }
 }
 
+/**
+ * Spans up to this size are read on the calling thread: a thread-pool round trip costs more than
+ * copying 64 KiB from the page cache, and a case holds thousands of such tensors. Larger spans
+ * are read asynchronously, so a large read never holds the thread.
+ */
+const SYNC_READ_BYTES = 64 * 1024;
+
 async function readExactly(handle: FileHandle, length: number, position: number, name: string): Promise<Uint8Array> {
   const out = new Uint8Array(length);
   let done = 0;
   while (done < length) {
-    const { bytesRead } = await handle.read(out, done, length - done, position + done);
+    const bytesRead =
+      length <= SYNC_READ_BYTES
+        ? readSync(handle.fd, out, done, length - done, position + done)
+        : (await handle.read(out, done, length - done, position + done)).bytesRead;
     if (bytesRead === 0) {
       throw new BundleError(
         'E_FILE_SIZE',
