@@ -2,13 +2,23 @@
 // dist/engine-host-process.js) that runs the engine worker, so a SIGSEGV, an abort or a hang in
 // the engine costs this process, never the caller.
 //
-// Requests arrive over the IPC channel and are relayed to the worker. The worker's messages do
-// not pass through here: it writes them itself, synchronously, to the pipe on file descriptor
-// HOST_PROCESS_MESSAGE_FD, so nothing it announced is lost when the engine kills the process.
+// Requests arrive over the IPC channel and are relayed to the worker, which validates each one
+// (engine-worker.ts: a malformed request gets an error reply naming the field). The worker's
+// messages do not pass through here: it writes them itself, synchronously, to the pipe on file
+// descriptor HOST_PROCESS_MESSAGE_FD, so nothing it announced is lost when the engine kills the
+// process.
+//
+// This process imports no schema library and none of the core: it relays, and every capture
+// forks one, so its start-up is a bare Node start (a zod import alone is ~0.1 s of CPU).
 import { fstatSync, writeSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { HOST_PROCESS_MESSAGE_FD, WorkerRequestSchema, type WorkerData, type WorkerMessage } from './engine-protocol.ts';
-import { engineScriptPath } from './engine-scripts.ts';
+import { HOST_PROCESS_MESSAGE_FD } from './engine-host-fd.ts';
+import type { WorkerData, WorkerMessage } from './engine-protocol.ts';
+
+// Only the bundle (dist/engine-host-process.js) is ever forked, and the engine worker's bundle is
+// built beside it (scripts/build.mjs), so it is found next to this file.
+const ENGINE_WORKER_SCRIPT = fileURLToPath(new URL('./engine-worker.js', import.meta.url));
 
 const messageFd = HOST_PROCESS_MESSAGE_FD;
 
@@ -33,16 +43,10 @@ function main(): void {
     fail(`file descriptor ${messageFd} is not open: fork this script with stdio[${messageFd}] = 'pipe'`);
   }
   const workerData: WorkerData = { messageFd };
-  const worker = new Worker(engineScriptPath('engine-worker'), { workerData });
+  const worker = new Worker(ENGINE_WORKER_SCRIPT, { workerData });
   worker.on('error', (error) => fail(`engine worker failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`));
   worker.on('exit', (code) => process.exit(code === 0 ? 0 : 70));
-  process.on('message', (raw: unknown) => {
-    const parsed = WorkerRequestSchema.safeParse(raw);
-    if (!parsed.success) {
-      fail(`malformed request from the caller: ${parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ')}`);
-    }
-    worker.postMessage(parsed.data);
-  });
+  process.on('message', (raw: unknown) => worker.postMessage(raw));
   // The caller closed the channel (close(), or it died): nothing more will be asked. Everything
   // the worker wrote is already on disk or in the pipe. process.exit() would wait for the worker
   // thread, which never comes back if the engine spins in native code, so this process ends its

@@ -231,5 +231,4 @@ export const WorkerDataSchema = z.object({
 });
 export type WorkerData = z.infer<typeof WorkerDataSchema>;
 
-/** The file descriptor of the engine-host process on which the worker's JSON lines arrive. */
-export const HOST_PROCESS_MESSAGE_FD = 4;
+export { HOST_PROCESS_MESSAGE_FD } from './engine-host-fd.ts';
