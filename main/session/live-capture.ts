@@ -7,11 +7,20 @@
 import { join } from 'node:path';
 import { EngineHost, type Isolation, type PassResult } from '../engine-host/engine-host.ts';
 import type { PassKind } from '../engine-host/engine-protocol.ts';
-import { resolveWeights, type TraceBundle } from '../core/bundle/bundle-reader.ts';
+import type { TraceBundle } from '../core/bundle/bundle-reader.ts';
 import { sha256File } from '../core/bundle/digest.ts';
 import { NativeBundleWriter } from '../core/bundle/native-bundle-writer.ts';
 import type { RunOutcome } from '../core/bundle/manifest-schema.ts';
-import { capturePlans, injectForPass, nativeHeader, outcomeOf, prepareSession, recordTeacherForcing, type CapturePlans } from '../core/capture/capture-run.ts';
+import {
+  capturePlans,
+  injectForPass,
+  nativeHeader,
+  outcomeOf,
+  prepareSession,
+  recordTeacherForcing,
+  weightsForCapture,
+  type CapturePlans,
+} from '../core/capture/capture-run.ts';
 import { messageOf } from './session-errors.ts';
 
 export interface LiveRunOptions {
@@ -76,17 +85,20 @@ export class LiveRun {
    * (InputError) names what it refused.
    */
   static async start(options: LiveRunOptions): Promise<LiveRun> {
-    const weightsPath = await resolveWeights(options.reference);
+    const weights = await weightsForCapture(options.reference, undefined);
     const host = await EngineHost.start({
       library: options.library,
       isolation: options.isolation,
       ...(options.passTimeoutMs !== undefined ? { passTimeoutMs: options.passTimeoutMs } : {}),
     });
     try {
-      const inputs = await prepareSession(host, options.reference, weightsPath, options.engineOptions);
+      const inputs = await prepareSession(host, options.reference, weights?.path ?? null, options.engineOptions);
       const referenceSha256 = options.teacherForce ? (await sha256File(options.reference.manifestPath)).sha256 : '';
       const plans = capturePlans(options.reference, host.description, { teacherForce: options.teacherForce, forceRoundingDecisions: true, referenceSha256 });
-      await host.beginCapture(options.outDir, nativeHeader(options.reference.manifest, host, SESSION_COMMAND, inputs, plans.runtime));
+      await host.beginCapture(
+        options.outDir,
+        nativeHeader(options.reference.manifest, host, SESSION_COMMAND, inputs, { weights, outDir: options.outDir }, plans.runtime),
+      );
       return new LiveRun(host, options, plans);
     } catch (error) {
       await host.close().catch(() => undefined);

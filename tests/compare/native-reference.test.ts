@@ -1,10 +1,12 @@
 // A native bundle as the reference of `--gate` and `capture` (issue 13): refused without
 // contracts (it declares none), admitted with `--contract bit_exact` or a `--contracts` file,
 // judged under them — a clean run of the same engine passes bit for bit, a perturbed one fails at
-// the perturbation's boundary — and a contracts file is pinned by the gate's receipt.
+// the perturbation's boundary — and a contracts file is pinned by the gate's receipt. A capture
+// names the weights it ran with relative to itself, so it stands as a reference with no --weights.
 import { spawnSync } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, REPO_ROOT, WEIGHTS_FILE, freshTempDir, referenceBundle } from '../helpers/paths.ts';
 import { keyFiles } from '../gate/gate-fixtures.ts';
@@ -37,8 +39,34 @@ beforeAll(() => {
 }, 60_000);
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-// The native bundle names the weights relative to the reference it was captured from: name them.
-const gate = (extra: string[]): Run => cli(['--gate', '--bundle', native, '--weights', WEIGHTS_FILE, '--key', key.privateKeyPath, '--work', work(), ...extra]);
+// No --weights: the capture names the weights it ran with, relative to itself.
+const gate = (extra: string[]): Run => cli(['--gate', '--bundle', native, '--key', key.privateKeyPath, '--work', work(), ...extra]);
+const sha256 = (path: string): string => createHash('sha256').update(readFileSync(path)).digest('hex');
+const modelOf = (dir: string): { weights_file?: string; weights_sha256?: string } =>
+  (JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { provenance: { model: { weights_file?: string; weights_sha256?: string } } }).provenance
+    .model;
+
+describe('the weights a capture names', () => {
+  it('are the ones it ran with, relative to its own folder, with their digest', () => {
+    const model = modelOf(native);
+    expect(resolve(native, model.weights_file ?? '')).toBe(WEIGHTS_FILE);
+    expect(model.weights_sha256).toBe(sha256(WEIGHTS_FILE));
+  });
+
+  it("are the file named with --weights and its own digest, not the reference's", () => {
+    // The deliberate error a copied model would hide: other weights (one byte changed) than the reference's.
+    const other = join(root, 'other-weights.safetensors');
+    const bytes = readFileSync(WEIGHTS_FILE);
+    bytes[bytes.length - 1] = (bytes[bytes.length - 1] ?? 0) ^ 0x01;
+    writeFileSync(other, bytes);
+    const out = join(root, 'other-weights-run');
+    cli(['capture', '--bundle', referenceBundle('prefill_1tok'), '--weights', other, '--out', out]);
+    const model = modelOf(out);
+    expect(resolve(out, model.weights_file ?? '')).toBe(other);
+    expect(model.weights_sha256).toBe(sha256(other));
+    expect(model.weights_sha256).not.toBe(sha256(WEIGHTS_FILE));
+  });
+});
 
 describe('a native bundle as the reference of --gate and capture', () => {
   it('is refused without contracts, exit 2 naming its manifest and kind and saying how to supply them', () => {

@@ -433,6 +433,20 @@ describe('what the two-bundle session refuses', () => {
     }
   });
 
+  it('a live run against a capture as the reference: the engine gets the weights the capture names, and every row passes bit for bit', async () => {
+    const t = openSession('live-against-capture');
+    try {
+      await t.call('openEngine', { library: REFERENCE_ENGINE });
+      await t.call('openBundle', { dir: first });
+      const prefilled = await t.call('prefill', {});
+      expect(prefilled.run.message).not.toMatch(/weights/);
+      expect(prefilled.rowCount).toBeGreaterThan(0);
+      expect(prefilled.counts.PASS).toBe(prefilled.rowCount);
+    } finally {
+      await t.session.close();
+    }
+  });
+
   it('the reference folder as its own run, a run of another case, a live run while a map file is set, settings changes mid-run', async () => {
     const t = openSession('refusals');
     try {

@@ -10,7 +10,8 @@
 //                 which every injectable boundary gets the reference value (layer-isolation.ts).
 import { existsSync, rmdirSync, statSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
+import { realpath } from 'node:fs/promises';
 import { EngineCallError, EngineHostDeadError, EngineHostError } from '../../engine-host/engine-errors.ts';
 import { EngineHost, type Isolation, type PassResult } from '../../engine-host/engine-host.ts';
 import { openBundle, resolveWeights, type TraceBundle } from '../bundle/bundle-reader.ts';
@@ -19,6 +20,7 @@ import { admitReference } from '../compare/reference-contracts.ts';
 import { acquireCaptureLock, CAPTURE_LOCK_FILE_NAME, CaptureLockedError, lockHolderAlive, readCaptureLock, type CaptureLock } from '../bundle/capture-lock.ts';
 import { JOURNAL_FILE_NAME } from '../bundle/capture-journal.ts';
 import { sha256File } from '../bundle/digest.ts';
+import { stillAsPinned } from '../bundle/file-pins.ts';
 import { MANIFEST_FILE_NAME, type BundleManifest, type RunOutcome } from '../bundle/manifest-schema.ts';
 import type { NativeCaptureHeader } from '../bundle/native-bundle-writer.ts';
 import { toolInfo } from '../tool/tool-info.ts';
@@ -227,12 +229,48 @@ export class CaptureAbortedError extends Error {
   override name = 'CaptureAbortedError';
 }
 
-/** The header of a native bundle captured from `host` over `reference`'s case (shared with the app's live runs). */
+/** The weights an engine was opened with: the file and its sha256. */
+export interface WeightsUsed {
+  readonly path: string;
+  readonly sha256: string;
+}
+
+/**
+ * The weights a capture opens the engine with: the reference's own (resolveWeights, checked
+ * against its digest), a file the user names (`given`: hashed here, unless this process has
+ * already verified it, unchanged since, against the reference's digest, as the gate's --weights
+ * does), or none (`given` null, or a reference that names none).
+ */
+export async function weightsForCapture(reference: TraceBundle, given: string | null | undefined): Promise<WeightsUsed | null> {
+  if (given === null) return null;
+  const expected = reference.manifest.provenance.model.weights_sha256;
+  if (given === undefined) {
+    const path = await resolveWeights(reference);
+    return path === null || expected === undefined ? null : { path, sha256: expected };
+  }
+  const path = resolve(given);
+  if (expected !== undefined && (await stillAsPinned(await realpath(path), expected))) return { path, sha256: expected };
+  return { path, sha256: (await sha256File(path)).sha256 };
+}
+
+/**
+ * The reference's model as this capture ran it. The weights are named relative to the native
+ * bundle's own folder (a manifest names them relative to itself), with the digest of the file
+ * the engine was given, so a capture that stands as the reference of another engine (compare,
+ * the app) opens that engine with the same weights; a capture run with none names none.
+ */
+function modelAsRun(model: BundleManifest['provenance']['model'], weights: WeightsUsed | null, outDir: string): BundleManifest['provenance']['model'] {
+  const { weights_file: _file, weights_sha256: _sha256, ...rest } = model;
+  return weights === null ? rest : { ...rest, weights_file: relative(outDir, weights.path), weights_sha256: weights.sha256 };
+}
+
+/** The header of a native bundle captured from `host` over `reference`'s case into `outDir` (shared with the app's live runs). */
 export function nativeHeader(
   reference: BundleManifest,
   host: EngineHost,
   command: string,
   inputs: NativeCaptureHeader['inputs'],
+  run: { readonly weights: WeightsUsed | null; readonly outDir: string },
   extraRuntime: Readonly<Record<string, RuntimeValue>> = {},
 ): NativeCaptureHeader {
   const tool = toolInfo();
@@ -241,7 +279,7 @@ export function nativeHeader(
     kind: 'native',
     case: reference.case,
     provenance: {
-      model: reference.provenance.model,
+      model: modelAsRun(reference.provenance.model, run.weights, resolve(run.outDir)),
       generator: {
         implementation: `trace-inspector ${tool.version} capture`,
         revision: tool.commit === 'unknown' ? '0000000' : tool.commit,
@@ -518,7 +556,7 @@ export async function captureRun(options: CaptureOptions): Promise<CaptureResult
   if (isolatedDir === outDir) throw new InputError(`the isolated bundle cannot go to --out ${outDir} itself`);
   await assertFreshTarget(outDir);
   if (isolatedDir !== null) await assertFreshTarget(isolatedDir);
-  const weightsPath = options.weightsPath === null ? null : options.weightsPath ? resolve(options.weightsPath) : await resolveWeights(reference);
+  const weights = await weightsForCapture(reference, options.weightsPath === '' ? undefined : options.weightsPath);
   const referenceSha256 = options.teacherForce || options.isolate ? (await sha256File(reference.manifestPath)).sha256 : '';
 
   const locks: CaptureLock[] = [];
@@ -537,7 +575,7 @@ export async function captureRun(options: CaptureOptions): Promise<CaptureResult
       reference,
       outDir,
       isolatedDir,
-      weightsPath,
+      weights,
       referenceSha256,
       restart: async () => (host = await startHost(options)),
     });
@@ -558,14 +596,15 @@ interface CaptureTargets {
   reference: TraceBundle;
   outDir: string;
   isolatedDir: string | null;
-  weightsPath: string | null;
+  weights: WeightsUsed | null;
   referenceSha256: string;
   /** Starts a fresh host (after the first died) and makes it the one an abort stops. */
   restart(): Promise<EngineHost>;
 }
 
 async function captureWith(first: EngineHost, options: CaptureOptions, targets: CaptureTargets): Promise<CaptureResult> {
-  const { reference, outDir, isolatedDir, weightsPath, referenceSha256 } = targets;
+  const { reference, outDir, isolatedDir, weights, referenceSha256 } = targets;
+  const weightsPath = weights?.path ?? null;
   let host = first;
   const inputs = await prepareSession(host, reference, weightsPath, options.options);
   const plans = capturePlans(reference, host.description, {
@@ -577,7 +616,7 @@ async function captureWith(first: EngineHost, options: CaptureOptions, targets: 
     host,
     reference,
     outDir,
-    nativeHeader(reference.manifest, host, options.command, inputs, plans.runtime),
+    nativeHeader(reference.manifest, host, options.command, inputs, { weights, outDir }, plans.runtime),
     plans.plan,
     options.onPass,
   );
@@ -602,7 +641,7 @@ async function captureWith(first: EngineHost, options: CaptureOptions, targets: 
         await prepareSession(host, reference, weightsPath, options.options);
       }
       const plan = isolationPlan(reference, host.description);
-      const header = nativeHeader(reference.manifest, host, options.command, inputs, isolationRuntime(referenceSha256, plan));
+      const header = nativeHeader(reference.manifest, host, options.command, inputs, { weights, outDir: isolatedDir }, isolationRuntime(referenceSha256, plan));
       const isolated = await captureSession(host, reference, isolatedDir, header, plan, options.onIsolatedPass);
       result.isolated = { dir: isolatedDir, manifestPath: isolated.manifestPath, run: isolated.run, passes: isolated.passes, skipped: null };
     }
