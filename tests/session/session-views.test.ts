@@ -69,9 +69,13 @@ describe('session views', () => {
     expect(fromWire(view.max)).toBe(fromWire(row?.maxAbs ?? 0));
   });
 
-  it('provenance names the reference, the oracle and the live native view; layer isolation has not run', async () => {
+  it('provenance names the reference, the oracle and the live native run by role and kind; layer isolation has not run', async () => {
     const provenance = await t.call('getProvenance', {});
-    expect(provenance.bundles.map((bundle) => bundle.role)).toEqual(['reference', 'oracle', 'native']);
+    expect(provenance.bundles.map((bundle) => [bundle.role, bundle.kind])).toEqual([
+      ['reference', 'reference'],
+      ['oracle', 'oracle-f64'],
+      ['run', 'native'],
+    ]);
     expect((await t.call('getLayerIsolation', {})).status).toBe('not_run');
   });
 });
