@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import type { EngineDescription } from '../engine-host/engine-description.ts';
 import type { BundleErrorCode } from '../core/bundle/errors.ts';
+import type { SharedPin } from '../core/bundle/file-pins.ts';
 import type { BoundaryEntry, BundleManifest, Contract, PassEntry } from '../core/bundle/manifest-schema.ts';
 import type { RunStop } from '../core/gate/case-verdicts.ts';
 import type { BoundaryMap } from '../core/compare/boundary-map.ts';
@@ -90,7 +91,15 @@ export type ToWorker =
   | { readonly type: 'open'; readonly places: readonly BundlePlace[] }
   | { readonly type: 'manifest'; readonly requestId: number; readonly place: BundlePlace }
   | { readonly type: 'begin'; readonly jobId: number; readonly job: JudgeJob }
-  | { readonly type: 'slice'; readonly jobId: number; readonly slice: number; readonly passes: readonly number[]; readonly range: PassSlice['range'] }
+  | {
+      readonly type: 'slice';
+      readonly jobId: number;
+      readonly slice: number;
+      readonly passes: readonly number[];
+      readonly range: PassSlice['range'];
+      /** Files the session verified, which the worker reads by their pins rather than hashing them again. */
+      readonly pins: readonly SharedPin[];
+    }
   | { readonly type: 'audio'; readonly jobId: number; readonly verdicts: readonly SessionVerdict[]; readonly judged: readonly number[] };
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { parentPort, threadId } from 'node:worker_threads';
 import { openBundle, openBundleFromManifest, readManifest, type TraceBundle } from '../core/bundle/bundle-reader.ts';
 import { BundleError } from '../core/bundle/errors.ts';
+import { adoptPins } from '../core/bundle/file-pins.ts';
 import { openCaptureInProgress } from '../core/bundle/capture-in-progress.ts';
 import { JOURNAL_FILE_NAME } from '../core/bundle/capture-journal.ts';
 import { judgeAudioStreams } from '../core/gate/audio-stream-verdicts.ts';
@@ -224,6 +225,7 @@ async function handle(message: ToWorker): Promise<FromWorker | null> {
   current.sides ??= sidesOf(job);
   const { reference, oracle, native } = await current.sides;
   if (message.type === 'slice') {
+    adoptPins(message.pins);
     const contracts: Record<string, Contract> = {};
     const judged = await judgeCase({
       caseId: job.caseId,

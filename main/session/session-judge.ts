@@ -9,6 +9,8 @@
 // there, a broken stream bound goes on the newest pass's row.
 import type { EngineDescription } from '../engine-host/engine-description.ts';
 import type { TraceBundle } from '../core/bundle/bundle-reader.ts';
+import { pinsToShare, type SharedPin } from '../core/bundle/file-pins.ts';
+import { bundleRealPaths, type PassOrderVerification } from '../core/bundle/verify-in-pass-order.ts';
 import { audioBoundsOf, type Contract, type PassEntry, type RunOutcome } from '../core/bundle/manifest-schema.ts';
 import { applyAudioStream } from '../core/gate/audio-stream-verdicts.ts';
 import type { RunStop } from '../core/gate/case-verdicts.ts';
@@ -38,6 +40,48 @@ export interface NativeSide {
   kind: BundleRef['kind'];
   /** The map file `bundle` is seen through (an opened run of a port), applied again by the workers. */
   map?: BoundaryMap | null;
+  /**
+   * The run's files being verified pass by pass (an opened run, verify-in-pass-order.ts): a slice
+   * is judged only once the files of its passes are verified, and the job fails with the
+   * verification's error the moment any file fails. Absent: the bundle was verified when opened
+   * (or is read with every tensor's sha256 checked, a capture's view).
+   */
+  verification?: PassOrderVerification;
+}
+
+// The real paths of a bundle's files, for the pins handed to the workers (resolved once per bundle).
+const realPathsByBundle = new WeakMap<TraceBundle, Promise<Map<string, string>>>();
+
+function realPathsOf(bundle: TraceBundle): Promise<Map<string, string>> {
+  let paths = realPathsByBundle.get(bundle);
+  if (paths === undefined) {
+    paths = bundleRealPaths(bundle).catch(() => new Map<string, string>());
+    realPathsByBundle.set(bundle, paths);
+  }
+  return paths;
+}
+
+/**
+ * The pins this thread holds of the files a slice reads (its passes' files and the input files of
+ * each side): the workers read those files by their pins, so a byte verified here is not hashed
+ * again there; a file without a pin is hashed as it is read, as before.
+ */
+async function slicePins(bundles: readonly (TraceBundle | null)[], passes: readonly number[]): Promise<SharedPin[]> {
+  const wanted: string[] = [];
+  for (const bundle of bundles) {
+    if (bundle === null) continue;
+    const real = await realPathsOf(bundle);
+    const files = new Set(bundle.manifest.inputs.map((input) => input.file));
+    for (const pass of passes) {
+      const file = passEntry(bundle, pass)?.file;
+      if (file !== undefined) files.add(file);
+    }
+    for (const file of files) {
+      const path = real.get(file);
+      if (path !== undefined) wanted.push(path);
+    }
+  }
+  return pinsToShare(wanted);
 }
 
 /** A bundle as a worker opens it: its folder and the file list the session verified. */
@@ -155,6 +199,11 @@ export async function judgePasses(
       }
       onSlice(slice);
     },
+    ready: async (slice) => {
+      await native?.verification?.whenVerified(slice.passes);
+      return slicePins([context.reference, context.oracle, native?.bundle ?? null], slice.passes);
+    },
+    ...(native?.verification === undefined ? {} : { until: native.verification.done }),
     audioRows: () =>
       native === null || nativeUnreadable !== null || bounded.size === 0 ? null : [...earlier, ...judged].filter((verdict) => bounded.has(verdict.boundary)),
   });

@@ -140,3 +140,37 @@ export function recordManifestDigest(realPath: string, sha256: string): void {
 export function manifestDigestAtOpen(realPath: string): string | undefined {
   return manifestDigests.get(realPath);
 }
+
+/**
+ * A pin handed to another thread of this process (the session's judging workers, judge-pool.ts):
+ * module state is per thread, and a worker that judges a file this thread verified would
+ * otherwise hash every tensor of it again. The identity is still checked around every read there.
+ */
+export interface SharedPin {
+  readonly realPath: string;
+  readonly identity: string;
+  readonly sha256: string;
+  readonly tensors: readonly (readonly [string, string])[];
+}
+
+/** The pins of those of `realPaths` this thread holds (files it verified), to hand to a worker thread. */
+export function pinsToShare(realPaths: Iterable<string>): SharedPin[] {
+  const shared: SharedPin[] = [];
+  for (const realPath of realPaths) {
+    const pin = pins.get(realPath);
+    if (pin !== undefined) shared.push({ realPath, identity: pin.identity, sha256: pin.sha256, tensors: [...pin.tensors] });
+  }
+  return shared;
+}
+
+/** Takes pins another thread of this process recorded (pinsToShare), unless every read is to re-hash. */
+export function adoptPins(shared: readonly SharedPin[], env: Readonly<Record<string, string | undefined>> = process.env): void {
+  if (env[REHASH_ENV] === 'always') return;
+  for (const { realPath, identity, sha256, tensors } of shared) {
+    const current = pins.get(realPath);
+    if (current !== undefined && current.identity === identity && current.sha256 === sha256) continue;
+    pins.delete(realPath);
+    pins.set(realPath, { identity, sha256, tensors: new Map(tensors) });
+    if (pins.size > PIN_LIMIT) pins.delete(pins.keys().next().value as string);
+  }
+}

@@ -50,6 +50,8 @@ function claimsByFile(manifest: BundleManifest): Map<string, Claim[]> {
 const SETTLE_MIN_BYTES = 8 * 1024 * 1024;
 
 interface PlannedFile {
+  /** Index into manifest.files. */
+  readonly index: number;
   readonly real: string;
   readonly shown: string;
   readonly expected: string;
@@ -84,11 +86,81 @@ async function hashAndJudge(
   display: (relPath: string) => string,
   stopAtFirst: boolean,
 ): Promise<Error[]> {
+  const planned = await planFiles(manifest, realPaths, display, [...manifest.files.keys()]);
+  const outcomes = await hashFilesInParallel(
+    planned.map((file) => file.job),
+    stopAtFirst ? { stopAfter: (outcome, index) => problemOf(planned[index] as PlannedFile, outcome) !== null } : {},
+  );
+  const problems: Error[] = [];
+  for (const [index, file] of planned.entries()) {
+    const outcome = outcomes[index];
+    if (outcome === null || outcome === undefined) continue; // after the first failure: never hashed
+    const problem = judgeOutcome(file, outcome);
+    if (problem === null) continue;
+    problems.push(problem);
+    if (stopAtFirst) break;
+  }
+  return problems;
+}
+
+/**
+ * Verifies the files at `order` (indices into manifest.files) — the order they are wanted in:
+ * hashed in that order, several at once — and calls `onVerified` with each file's index as soon
+ * as that file is verified (and pinned), so a reader can start on the files verified while the
+ * rest are still hashed. Rejects with the first problem found (E_DIGEST naming the file and the
+ * field, or the file that changed), without hashing the files not yet started; `stop()` returning
+ * true stops handing out files too (the caller gave up), and the promise then resolves.
+ */
+export async function verifyBundleFilesInOrder(
+  manifest: BundleManifest,
+  realPaths: ReadonlyMap<string, string>,
+  display: (relPath: string) => string,
+  order: readonly number[],
+  onVerified: (fileIndex: number) => void,
+  stop: () => boolean = () => false,
+): Promise<void> {
+  const planned = await planFiles(manifest, realPaths, display, order);
+  let failure: Error | null = null;
+  await hashFilesInParallel(
+    planned.map((file) => file.job),
+    {
+      stopAfter: (outcome, index) => {
+        const file = planned[index] as PlannedFile;
+        const problem = judgeOutcome(file, outcome);
+        if (problem !== null) failure ??= problem;
+        else onVerified(file.index);
+        return failure !== null || stop();
+      },
+    },
+  );
+  if (failure !== null) throw failure;
+}
+
+/** A hashed file judged: null when verified (and then pinned), else its problem (and any pin dropped). */
+function judgeOutcome(file: PlannedFile, outcome: HashOutcome): Error | null {
+  const problem = problemOf(file, outcome);
+  if (problem === null) {
+    // Verified: later reads and the closing check may stat the file instead of re-hashing it.
+    if (outcome.ok) recordPin(file.real, outcome.pin, outcome.sha256, new Map(file.claims.map((claim) => [claim.key, claim.sha256])));
+    return null;
+  }
+  forgetPin(file.real);
+  return problem;
+}
+
+/** The hash job of each file at `indices` (into manifest.files), in that order; files missing from `realPaths` are skipped. */
+async function planFiles(
+  manifest: BundleManifest,
+  realPaths: ReadonlyMap<string, string>,
+  display: (relPath: string) => string,
+  indices: readonly number[],
+): Promise<PlannedFile[]> {
   const claims = claimsByFile(manifest);
   const planned: PlannedFile[] = [];
-  for (const [f, entry] of manifest.files.entries()) {
-    const real = realPaths.get(entry.path);
-    if (real === undefined) continue;
+  for (const f of indices) {
+    const entry = manifest.files[f];
+    const real = entry === undefined ? undefined : realPaths.get(entry.path);
+    if (entry === undefined || real === undefined) continue;
     const shown = display(entry.path);
     const fileClaims = claims.get(entry.path) ?? [];
     let located: { claim: Claim; begin: number; end: number }[] = [];
@@ -109,6 +181,7 @@ async function hashAndJudge(
       }
     }
     planned.push({
+      index: f,
       real,
       shown,
       expected: entry.sha256,
@@ -122,25 +195,7 @@ async function hashAndJudge(
       },
     });
   }
-  const outcomes = await hashFilesInParallel(
-    planned.map((file) => file.job),
-    stopAtFirst ? { stopAfter: (outcome, index) => problemOf(planned[index] as PlannedFile, outcome) !== null } : {},
-  );
-  const problems: Error[] = [];
-  for (const [index, file] of planned.entries()) {
-    const outcome = outcomes[index];
-    if (outcome === null || outcome === undefined) continue; // after the first failure: never hashed
-    const problem = problemOf(file, outcome);
-    if (problem === null) {
-      // Verified: later reads and the closing check may stat the file instead of re-hashing it.
-      if (outcome.ok) recordPin(file.real, outcome.pin, outcome.sha256, new Map(file.claims.map((claim) => [claim.key, claim.sha256])));
-      continue;
-    }
-    forgetPin(file.real);
-    problems.push(problem);
-    if (stopAtFirst) break;
-  }
-  return problems;
+  return planned;
 }
 
 function problemOf(file: PlannedFile, outcome: HashOutcome): Error | null {
