@@ -7,7 +7,8 @@ import type { ChunkDigests } from './chunk-digests.ts';
 import { BundleError, formatFieldPath } from './errors.ts';
 import { GuardedReadError } from '../io/guarded-read.ts';
 import { forgetPin, PIN_MARGIN_MS, recordPin, REHASH_ENV } from './file-pins.ts';
-import { hashFilesInParallel, type HashJob, type HashOutcome } from './parallel-verify.ts';
+import { hashFilesInParallel, type HashJob, type HashOutcome, type HashSpan } from './parallel-verify.ts';
+import { combineParts, splitHashJob } from './split-hash-job.ts';
 import { SafetensorsFile } from './safetensors-reader.ts';
 
 interface Claim {
@@ -46,6 +47,9 @@ function claimsByFile(manifest: BundleManifest): Map<string, Claim[]> {
   return byFile;
 }
 
+/** Tensor files whose headers are read at once while planning the hashing. */
+const PLAN_AT_ONCE = 16;
+
 /** Files at least this large, written less than PIN_MARGIN_MS ago, are hashed once settled (parallel-verify.ts). */
 const SETTLE_MIN_BYTES = 8 * 1024 * 1024;
 
@@ -57,7 +61,52 @@ interface PlannedFile {
   readonly expected: string;
   readonly fileField: string;
   readonly claims: readonly Claim[];
-  readonly job: HashJob;
+  /** Each claim's span, in the claims' order. */
+  readonly spans: readonly HashSpan[];
+  /** One job for the whole file, or (a large file) its own sha256 and its tensors' in parts. */
+  readonly parts: readonly HashJob[];
+}
+
+/**
+ * Hashes the planned files' jobs on the workers, in the files' order, and calls `onFile` with
+ * each file's outcome (its parts combined) as soon as it is complete; `onFile` returning true
+ * stops handing out jobs. Returns each file's outcome (null: not hashed in full).
+ */
+async function hashPlanned(
+  planned: readonly PlannedFile[],
+  onFile: (file: PlannedFile, outcome: HashOutcome) => boolean = () => false,
+): Promise<(HashOutcome | null)[]> {
+  const owners: number[] = [];
+  const jobs: HashJob[] = [];
+  planned.forEach((file, f) =>
+    file.parts.forEach((part) => {
+      owners.push(f);
+      jobs.push(part);
+    }),
+  );
+  const received = planned.map(() => new Map<number, HashOutcome>());
+  const firstJob = planned.map(() => -1);
+  owners.forEach((f, j) => {
+    if (firstJob[f] === -1) firstJob[f] = j;
+  });
+  const outcomes: (HashOutcome | null)[] = planned.map(() => null);
+  await hashFilesInParallel(jobs, {
+    stopAfter: (outcome, j) => {
+      const f = owners[j] as number;
+      const file = planned[f] as PlannedFile;
+      const parts = received[f] as Map<number, HashOutcome>;
+      parts.set(j - (firstJob[f] as number), outcome);
+      if (parts.size < file.parts.length) return false;
+      const combined = combineParts(
+        file.parts,
+        file.spans,
+        file.parts.map((_, p) => parts.get(p) as HashOutcome),
+      );
+      outcomes[f] = combined;
+      return onFile(file, combined);
+    },
+  });
+  return outcomes;
 }
 
 /**
@@ -87,10 +136,7 @@ async function hashAndJudge(
   stopAtFirst: boolean,
 ): Promise<Error[]> {
   const planned = await planFiles(manifest, realPaths, display, [...manifest.files.keys()]);
-  const outcomes = await hashFilesInParallel(
-    planned.map((file) => file.job),
-    stopAtFirst ? { stopAfter: (outcome, index) => problemOf(planned[index] as PlannedFile, outcome) !== null } : {},
-  );
+  const outcomes = await hashPlanned(planned, (file, outcome) => stopAtFirst && problemOf(file, outcome) !== null);
   const problems: Error[] = [];
   for (const [index, file] of planned.entries()) {
     const outcome = outcomes[index];
@@ -121,18 +167,12 @@ export async function verifyBundleFilesInOrder(
 ): Promise<void> {
   const planned = await planFiles(manifest, realPaths, display, order);
   let failure: Error | null = null;
-  await hashFilesInParallel(
-    planned.map((file) => file.job),
-    {
-      stopAfter: (outcome, index) => {
-        const file = planned[index] as PlannedFile;
-        const problem = judgeOutcome(file, outcome);
-        if (problem !== null) failure ??= problem;
-        else onVerified(file.index);
-        return failure !== null || stop();
-      },
-    },
-  );
+  await hashPlanned(planned, (file, outcome) => {
+    const problem = judgeOutcome(file, outcome);
+    if (problem !== null) failure ??= problem;
+    else onVerified(file.index);
+    return failure !== null || stop();
+  });
   if (failure !== null) throw failure;
 }
 
@@ -156,11 +196,10 @@ async function planFiles(
   indices: readonly number[],
 ): Promise<PlannedFile[]> {
   const claims = claimsByFile(manifest);
-  const planned: PlannedFile[] = [];
-  for (const f of indices) {
+  const plan = async (f: number): Promise<PlannedFile | null> => {
     const entry = manifest.files[f];
     const real = entry === undefined ? undefined : realPaths.get(entry.path);
-    if (entry === undefined || real === undefined) continue;
+    if (entry === undefined || real === undefined) return null;
     const shown = display(entry.path);
     const fileClaims = claims.get(entry.path) ?? [];
     let located: { claim: Claim; begin: number; end: number }[] = [];
@@ -180,20 +219,27 @@ async function planFiles(
         });
       }
     }
-    planned.push({
+    const job: HashJob = {
+      path: real,
+      spans: located.map((span) => ({ begin: span.begin, end: span.end, chunkBytes: span.claim.chunks?.bytes ?? null })),
+      settleMs: process.env[REHASH_ENV] === 'always' ? 0 : PIN_MARGIN_MS,
+      settleMinBytes: SETTLE_MIN_BYTES,
+    };
+    return {
       index: f,
       real,
       shown,
       expected: entry.sha256,
       fileField: formatFieldPath(['files', f, 'sha256']),
       claims: located.map((span) => span.claim),
-      job: {
-        path: real,
-        spans: located.map((span) => ({ begin: span.begin, end: span.end, chunkBytes: span.claim.chunks?.bytes ?? null })),
-        settleMs: process.env[REHASH_ENV] === 'always' ? 0 : PIN_MARGIN_MS,
-        settleMinBytes: SETTLE_MIN_BYTES,
-      },
-    });
+      spans: job.spans,
+      parts: splitHashJob(job, entry.bytes),
+    };
+  };
+  // The headers are read a few files at a time (the hashing waits for all of them).
+  const planned: PlannedFile[] = [];
+  for (let at = 0; at < indices.length; at += PLAN_AT_ONCE) {
+    for (const file of await Promise.all(indices.slice(at, at + PLAN_AT_ONCE).map(plan))) if (file !== null) planned.push(file);
   }
   return planned;
 }
