@@ -24,8 +24,6 @@ import { DEFAULT_CHUNK_BYTES, SafetensorsFile } from './safetensors-reader.ts';
 
 /** A manifest larger than this is refused before it is parsed. */
 export const MAX_MANIFEST_BYTES = 256 * 1024 * 1024;
-/** Tensors smaller than this are hashed as they are read even where their file is pinned (file-pins.ts). */
-const PIN_READ_MIN_BYTES = 64 * 1024;
 /** Safetensors files kept open at once while reading tensors. */
 const OPEN_FILE_LIMIT = 16;
 
@@ -457,9 +455,6 @@ class BundleReader implements TraceBundle {
    * so a file changed between the open and the read is hashed and caught at the tensor changed.
    */
   private async pinnedIdentity(location: TensorLocation, file: SafetensorsFile): Promise<string | null> {
-    // A small tensor is cheaper to hash than the two stats a pinned read costs (a 50k-row run of
-    // 128-byte tensors read by its pins spends its time in fstat).
-    if (location.header.byteLength < PIN_READ_MIN_BYTES) return null;
     const pin = pinOf(this.realPaths.get(location.file) as string);
     if (pin === undefined || pin.sha256 !== this.fileDigests.get(location.file) || pin.tensors.get(location.key) !== location.sha256) return null;
     return (await file.identity()) === pin.identity ? pin.identity : null;

@@ -153,12 +153,20 @@ export interface SharedPin {
   readonly tensors: readonly (readonly [string, string])[];
 }
 
-/** The pins of those of `realPaths` this thread holds (files it verified), to hand to a worker thread. */
-export function pinsToShare(realPaths: Iterable<string>): SharedPin[] {
+/**
+ * The pins this thread holds (files it verified) of the `wanted` files, each with only the wanted
+ * tensors, to hand to a worker thread: a tensor left out is hashed as it is read there.
+ */
+export function pinsToShare(wanted: Iterable<{ readonly realPath: string; readonly tensors: ReadonlySet<string> }>): SharedPin[] {
   const shared: SharedPin[] = [];
-  for (const realPath of realPaths) {
+  for (const { realPath, tensors } of wanted) {
     const pin = pins.get(realPath);
-    if (pin !== undefined) shared.push({ realPath, identity: pin.identity, sha256: pin.sha256, tensors: [...pin.tensors] });
+    if (pin === undefined || tensors.size === 0) continue;
+    const kept = [...tensors].flatMap((key): (readonly [string, string])[] => {
+      const sha256 = pin.tensors.get(key);
+      return sha256 === undefined ? [] : [[key, sha256]];
+    });
+    if (kept.length > 0) shared.push({ realPath, identity: pin.identity, sha256: pin.sha256, tensors: kept });
   }
   return shared;
 }
@@ -168,9 +176,10 @@ export function adoptPins(shared: readonly SharedPin[], env: Readonly<Record<str
   if (env[REHASH_ENV] === 'always') return;
   for (const { realPath, identity, sha256, tensors } of shared) {
     const current = pins.get(realPath);
-    if (current !== undefined && current.identity === identity && current.sha256 === sha256) continue;
+    // The same verification shared again, for other tensors of the file: add them.
+    const known = current !== undefined && current.identity === identity && current.sha256 === sha256 ? current.tensors : [];
     pins.delete(realPath);
-    pins.set(realPath, { identity, sha256, tensors: new Map(tensors) });
+    pins.set(realPath, { identity, sha256, tensors: new Map([...known, ...tensors]) });
     if (pins.size > PIN_LIMIT) pins.delete(pins.keys().next().value as string);
   }
 }

@@ -135,7 +135,7 @@ async function hashAndJudge(
   display: (relPath: string) => string,
   stopAtFirst: boolean,
 ): Promise<Error[]> {
-  const planned = await planFiles(manifest, realPaths, display, [...manifest.files.keys()]);
+  const planned = await planFiles(manifest, claimsByFile(manifest), realPaths, display, [...manifest.files.keys()]);
   const outcomes = await hashPlanned(planned, (file, outcome) => stopAtFirst && problemOf(file, outcome) !== null);
   const problems: Error[] = [];
   for (const [index, file] of planned.entries()) {
@@ -165,14 +165,32 @@ export async function verifyBundleFilesInOrder(
   onVerified: (fileIndex: number) => void,
   stop: () => boolean = () => false,
 ): Promise<void> {
-  const planned = await planFiles(manifest, realPaths, display, order);
   let failure: Error | null = null;
-  await hashPlanned(planned, (file, outcome) => {
+  const judge = (file: PlannedFile, outcome: HashOutcome): boolean => {
     const problem = judgeOutcome(file, outcome);
     if (problem !== null) failure ??= problem;
     else onVerified(file.index);
     return failure !== null || stop();
-  });
+  };
+  // Planned (each file's tensor header read) a batch at a time while the batch before is hashed,
+  // the first batches small (1, 1, 2, 4 files...): the first files' hashing starts at once, not
+  // after every header of the run has been read.
+  const batches: number[][] = [];
+  for (let at = 0, size = 1; at < order.length; at += size, size = Math.min(size * 2, PLAN_AT_ONCE)) batches.push(order.slice(at, at + size));
+  const claims = claimsByFile(manifest);
+  let next = planFiles(manifest, claims, realPaths, display, batches[0] ?? []);
+  for (let b = 0; b < batches.length; b++) {
+    const planned = await next;
+    next = b + 1 < batches.length ? planFiles(manifest, claims, realPaths, display, batches[b + 1] ?? []) : Promise.resolve([]);
+    // A failed plan of the next batch is its caller's to see, after this batch (never unhandled).
+    next.catch(() => undefined);
+    let stopped = false;
+    await hashPlanned(planned, (file, outcome) => {
+      stopped = judge(file, outcome);
+      return stopped;
+    });
+    if (stopped || failure !== null) break;
+  }
   if (failure !== null) throw failure;
 }
 
@@ -191,11 +209,11 @@ function judgeOutcome(file: PlannedFile, outcome: HashOutcome): Error | null {
 /** The hash job of each file at `indices` (into manifest.files), in that order; files missing from `realPaths` are skipped. */
 async function planFiles(
   manifest: BundleManifest,
+  claims: ReadonlyMap<string, readonly Claim[]>,
   realPaths: ReadonlyMap<string, string>,
   display: (relPath: string) => string,
   indices: readonly number[],
 ): Promise<PlannedFile[]> {
-  const claims = claimsByFile(manifest);
   const plan = async (f: number): Promise<PlannedFile | null> => {
     const entry = manifest.files[f];
     const real = entry === undefined ? undefined : realPaths.get(entry.path);
