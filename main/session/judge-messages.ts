@@ -90,6 +90,8 @@ export type BundlePlace = Pick<BundleRef, 'kind' | 'dir'>;
 export type ToWorker =
   | { readonly type: 'open'; readonly places: readonly BundlePlace[] }
   | { readonly type: 'manifest'; readonly requestId: number; readonly place: BundlePlace }
+  /** A manifest part received and taken in: the worker may send another. */
+  | { readonly type: 'manifestAck'; readonly requestId: number }
   | { readonly type: 'begin'; readonly jobId: number; readonly job: JudgeJob }
   | {
       readonly type: 'slice';
@@ -197,6 +199,8 @@ export interface ManifestPart {
 }
 
 export const MANIFEST_PART_ROWS = 500;
+/** Manifest parts a worker sends ahead of the session's acknowledgements ('manifestAck'). */
+export const MANIFEST_PARTS_IN_FLIGHT = 2;
 
 /** A failure reading a manifest: a BundleError's code, file and issues, or just a message. */
 export interface ManifestFailed {

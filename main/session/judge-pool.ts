@@ -263,7 +263,10 @@ export class JudgePool {
           const into = passes.at(-1)?.boundaries;
           for (const boundary of message.boundaries) into?.push(boundary);
         }
-        if (!message.last) return;
+        if (!message.last) {
+          worker.postMessage({ type: 'manifestAck', requestId } satisfies ToWorker);
+          return;
+        }
         if (head === null) settle({ ok: false, error: new JudgeFailure(`the worker reading ${place.dir} sent no manifest`) }, false);
         else settle({ ok: true, manifest: { ...head, passes } }, true);
       });
