@@ -16,6 +16,7 @@ import type { AudioStreamJudgement } from '../core/gate/gate-types.ts';
 import { packageRoot } from '../core/tool/tool-info.ts';
 import { BundleError, type BundleErrorCode } from '../core/bundle/errors.ts';
 import type { BundleManifest, PassEntry } from '../core/bundle/manifest-schema.ts';
+import type { SharedPin } from '../core/bundle/file-pins.ts';
 import {
   parseFromWorker,
   parseManifestMessage,
@@ -52,6 +53,15 @@ export interface JudgeRequest {
    * every pass so far), or null for none (judge-audio-rows.ts picks them).
    */
   audioRows: () => SessionVerdict[] | null;
+  /**
+   * Before a slice is handed to a worker: resolves once its bundles' files are verified (an
+   * opened run is verified pass by pass while its first passes are judged), with the pins of the
+   * files it reads (file-pins.ts) for the worker to take, so bytes verified here are not hashed
+   * again there. A rejection fails the job with that error (E_DIGEST naming the file and field).
+   */
+  ready?: (slice: PassSlice) => Promise<readonly SharedPin[]>;
+  /** Fails the job at once, with its error, when it rejects (the run's verification failed). */
+  until?: Promise<unknown>;
 }
 
 /** The bundled worker script (dist/judge-worker.js under the package root). */
@@ -87,7 +97,7 @@ export class JudgePool {
       let nextDelivery = 0;
       const done = new Map<number, JudgedSlice>();
 
-      const finish = (outcome: { ok: true; judgements: AudioStreamJudgement[] } | { ok: false; message: string }): void => {
+      const finish = (outcome: { ok: true; judgements: AudioStreamJudgement[] } | { ok: false; message: string } | { ok: false; error: unknown }): void => {
         if (settled) return;
         settled = true;
         for (const worker of workers) {
@@ -100,7 +110,7 @@ export class JudgePool {
           }
         }
         if (outcome.ok) resolve(outcome.judgements);
-        else reject(new JudgeFailure(outcome.message));
+        else reject('error' in outcome ? outcome.error : new JudgeFailure(outcome.message));
       };
 
       /** Hands `worker` the next slice, if one is left. */
@@ -108,7 +118,13 @@ export class JudgePool {
         if (settled || nextSlice >= slices.length) return;
         const slice = nextSlice++;
         const { passes, range } = slices[slice] as PassSlice;
-        worker.postMessage({ type: 'slice', jobId, slice, passes: [...passes], range } satisfies ToWorker);
+        const ready = request.ready?.(slices[slice] as PassSlice) ?? Promise.resolve([]);
+        ready.then(
+          (pins) => {
+            if (!settled) worker.postMessage({ type: 'slice', jobId, slice, passes: [...passes], range, pins } satisfies ToWorker);
+          },
+          (error: unknown) => finish({ ok: false, error }),
+        );
       };
 
       /** Every slice is handed over (so every worker is idle): the audio streams, on `worker`. */
@@ -163,6 +179,7 @@ export class JudgePool {
         else feed(worker);
       };
 
+      request.until?.catch((error: unknown) => finish({ ok: false, error }));
       const count = Math.max(1, Math.min(this.limit, slices.length));
       try {
         for (let i = 0; i < count; i++) workers.push(this.take());
@@ -246,7 +263,10 @@ export class JudgePool {
           const into = passes.at(-1)?.boundaries;
           for (const boundary of message.boundaries) into?.push(boundary);
         }
-        if (!message.last) return;
+        if (!message.last) {
+          worker.postMessage({ type: 'manifestAck', requestId } satisfies ToWorker);
+          return;
+        }
         if (head === null) settle({ ok: false, error: new JudgeFailure(`the worker reading ${place.dir} sent no manifest`) }, false);
         else settle({ ok: true, manifest: { ...head, passes } }, true);
       });

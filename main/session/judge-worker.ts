@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { parentPort, threadId } from 'node:worker_threads';
 import { openBundle, openBundleFromManifest, readManifest, type TraceBundle } from '../core/bundle/bundle-reader.ts';
 import { BundleError } from '../core/bundle/errors.ts';
+import { adoptPins } from '../core/bundle/file-pins.ts';
 import { openCaptureInProgress } from '../core/bundle/capture-in-progress.ts';
 import { JOURNAL_FILE_NAME } from '../core/bundle/capture-journal.ts';
 import { judgeAudioStreams } from '../core/gate/audio-stream-verdicts.ts';
@@ -21,6 +22,7 @@ import { applyBoundaryMap } from '../core/compare/mapped-bundle.ts';
 import { MANIFEST_FILE_NAME, type BundleManifest, type Contract } from '../core/bundle/manifest-schema.ts';
 import {
   MANIFEST_PART_ROWS,
+  MANIFEST_PARTS_IN_FLIGHT,
   sessionVerdict,
   type BundlePlace,
   type BundleRef,
@@ -146,23 +148,43 @@ async function manifestOf(place: Place): Promise<BundleManifest> {
   return manifest;
 }
 
-function sendManifest(requestId: number, manifest: BundleManifest): void {
+/**
+ * Parts of a manifest sent and not yet acknowledged, at most MANIFEST_PARTS_IN_FLIGHT: Node hands
+ * a thread every message queued on its port in one turn, so a manifest of 100 parts sent at once
+ * held the serving thread for the whole burst (over a second for a 50k-row run, under load).
+ */
+let partsInFlight = 0;
+let onAck: (() => void) | null = null;
+
+function acknowledged(): void {
+  partsInFlight = Math.max(0, partsInFlight - 1);
+  const resume = onAck;
+  onAck = null;
+  resume?.();
+}
+
+async function sendManifest(requestId: number, manifest: BundleManifest): Promise<void> {
   const { passes, ...head } = manifest;
+  partsInFlight = 0;
   let part: ManifestPart = { type: 'manifestPart', requestId, head, pass: null, boundaries: [], last: false };
-  const flush = (): void => {
+  const flush = async (): Promise<void> => {
+    while (partsInFlight >= MANIFEST_PARTS_IN_FLIGHT) await new Promise<void>((resolve) => (onAck = resolve));
+    partsInFlight += 1;
     port?.postMessage(part);
     part = { type: 'manifestPart', requestId, head: null, pass: null, boundaries: [], last: false };
   };
   for (const { boundaries, ...pass } of passes) {
-    if (part.pass !== null || part.boundaries.length > 0) flush();
+    if (part.pass !== null || part.boundaries.length > 0) await flush();
     part.pass = pass;
     for (let at = 0; at < boundaries.length; at += MANIFEST_PART_ROWS) {
-      if (at > 0) flush();
+      if (at > 0) await flush();
       part.boundaries = boundaries.slice(at, at + MANIFEST_PART_ROWS);
     }
   }
   part.last = true;
-  flush();
+  await flush();
+  // The session acknowledges every part but the last.
+  partsInFlight = 0;
 }
 
 function manifestFailure(requestId: number, error: unknown): ManifestFailed {
@@ -200,7 +222,10 @@ async function sidesOf(job: JudgeJob): Promise<Sides> {
 }
 let current: Current | null = null;
 
-async function handle(message: ToWorker): Promise<FromWorker | null> {
+/** What a worker is asked to do (acknowledgements are handled as they arrive). */
+type Work = Exclude<ToWorker, { type: 'manifestAck' }>;
+
+async function handle(message: Work): Promise<FromWorker | null> {
   if (message.type === 'open') {
     // Ahead of a job: a failure here is the job's to report (or the session's own open's).
     await Promise.all(message.places.map((place) => opened(place).catch(() => undefined)));
@@ -208,7 +233,7 @@ async function handle(message: ToWorker): Promise<FromWorker | null> {
   }
   if (message.type === 'manifest') {
     try {
-      sendManifest(message.requestId, await manifestOf(message.place));
+      await sendManifest(message.requestId, await manifestOf(message.place));
     } catch (error) {
       port?.postMessage(manifestFailure(message.requestId, error));
     }
@@ -224,6 +249,7 @@ async function handle(message: ToWorker): Promise<FromWorker | null> {
   current.sides ??= sidesOf(job);
   const { reference, oracle, native } = await current.sides;
   if (message.type === 'slice') {
+    adoptPins(message.pins);
     const contracts: Record<string, Contract> = {};
     const judged = await judgeCase({
       caseId: job.caseId,
@@ -248,13 +274,19 @@ async function handle(message: ToWorker): Promise<FromWorker | null> {
 // One message at a time, in order (the pool sends the next slice only after an answer anyway).
 let queue: Promise<void> = Promise.resolve();
 port.on('message', (message: ToWorker) => {
+  // Acknowledgements release the manifest being sent (a handler in the queue): never queued.
+  if (message.type === 'manifestAck') {
+    acknowledged();
+    return;
+  }
+  const work: Work = message;
   queue = queue.then(async () => {
     try {
-      const answer = await handle(message);
+      const answer = await handle(work);
       if (answer !== null) port.postMessage(answer);
     } catch (error) {
-      if (message.type !== 'open' && message.type !== 'manifest')
-        port.postMessage({ type: 'failed', jobId: message.jobId, message: error instanceof Error ? error.message : String(error) } satisfies FromWorker);
+      if (work.type !== 'open' && work.type !== 'manifest')
+        port.postMessage({ type: 'failed', jobId: work.jobId, message: error instanceof Error ? error.message : String(error) } satisfies FromWorker);
     }
   });
 });

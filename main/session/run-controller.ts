@@ -14,6 +14,7 @@ import type { TraceBundle } from '../core/bundle/bundle-reader.ts';
 import { BundleError } from '../core/bundle/errors.ts';
 import { MANIFEST_FILE_NAME, type RunOutcome } from '../core/bundle/manifest-schema.ts';
 import { confinedChild, safePathComponent } from '../core/bundle/path-confinement.ts';
+import { verifyInPassOrder } from '../core/bundle/verify-in-pass-order.ts';
 import { createOutputFolder } from '../core/io/output-folder.ts';
 import type { RunStop } from '../core/gate/case-verdicts.ts';
 import type { Contract } from '../core/bundle/manifest-schema.ts';
@@ -237,9 +238,11 @@ export class RunController {
    * says why.
    */
   async openRun(dir: string, reference: OpenedReference, engine: OpenedEngine | null, map: BoundaryMap | null): Promise<void> {
-    // The judging workers read the run's manifest while this thread verifies the bundle.
+    // The judging workers read the run's manifest while this thread opens the bundle.
     this.hooks.pool.prepare([{ kind: 'bundle', dir: resolve(dir) }]);
-    const raw = await openCandidateRun(dir, reference, this.hooks.open.bundle);
+    // Opened with paths, sizes and headers checked but its files not yet hashed: they are
+    // verified below in pass order while the passes already verified are judged.
+    const raw = await openCandidateRun(dir, reference, (candidate) => this.hooks.open.bundle(candidate, { verify: 'none' }));
     let mapped: ReturnType<typeof applyBoundaryMap> | null;
     try {
       mapped = map === null ? null : applyBoundaryMap(raw, map, reference.bundle);
@@ -261,6 +264,9 @@ export class RunController {
     const stop: RunStop | null = failed
       ? { pass: last.index, description: describeStop(outcome.status, last.index, last.kind, outcome.last_boundary, outcome.message) }
       : null;
+    // Every file of the run, hashed in pass order: a slice is judged once its passes' files are
+    // verified, and a file that fails (E_DIGEST) fails the open and withdraws every row shown.
+    const verification = verifyInPassOrder(raw, passes);
     const run: RunRecord = {
       ...emptyRun(),
       source: 'opened',
@@ -269,18 +275,23 @@ export class RunController {
       passesRun: passes,
       mapReport,
       status: 'running',
-      message: `judging ${native.dir}: 0 of ${passes.length} passes`,
+      message: '',
     };
+    let judgedPasses = 0;
+    // The rows shown while the open goes on are judged on verified files, but the run is not a
+    // verified result until every file is: the message says which part is verified so far.
+    const progress = (): string =>
+      `verifying and judging ${native.dir}: ${judgedPasses} of ${passes.length} passes judged, ${verification.verified} of ${verification.total} files verified`;
+    run.message = progress();
     this.run = run;
     for (const pass of passes) run.passStates.set(pass, 'pending');
     for (const warning of mapReport?.unusedEntries ?? []) this.hooks.errors.add('map file', warning);
-    let judgedPasses = 0;
     let judged: Awaited<ReturnType<typeof judgePasses>>;
     try {
       judged = await judgePasses(
         this.hooks.pool,
         this.judgeContext(reference, description),
-        { bundle: native, kind: 'bundle', map },
+        { bundle: native, kind: 'bundle', map, verification },
         passes,
         stop,
         null,
@@ -297,13 +308,16 @@ export class RunController {
             for (const pass of slice.passes) run.passStates.set(pass, 'done');
             judgedPasses += slice.passes.length;
           }
-          run.message = `judging ${native.dir}: ${judgedPasses} of ${passes.length} passes`;
+          run.message = progress();
           this.hooks.rowsChanged('append');
           this.hooks.changed();
         },
       );
+      // Files no pass reads are verified too before the run stands as opened.
+      await verification.done;
     } catch (error) {
-      if (this.run === run) await this.clear('judging the opened run failed');
+      verification.stop();
+      if (this.run === run) await this.clear('opening the run failed');
       throw judgeFailed(error, `the run in ${native.dir}`);
     }
     if (this.run !== run) return;
@@ -317,7 +331,7 @@ export class RunController {
       stop?.description ??
       (outcome.status === 'aborted'
         ? `the run was aborted after ${passes.length} passes: ${outcome.message}`
-        : `opened ${native.dir}: ${passes.length} passes`);
+        : `opened ${native.dir}: ${passes.length} passes, every file verified`);
     // The rows were appended slice by slice; only a broken audio stream bound changed one since.
     if (judged.revised) this.hooks.rowsChanged('full');
   }

@@ -9,6 +9,8 @@
 // there, a broken stream bound goes on the newest pass's row.
 import type { EngineDescription } from '../engine-host/engine-description.ts';
 import type { TraceBundle } from '../core/bundle/bundle-reader.ts';
+import { pinsToShare, type SharedPin } from '../core/bundle/file-pins.ts';
+import { bundleRealPaths, type PassOrderVerification } from '../core/bundle/verify-in-pass-order.ts';
 import { audioBoundsOf, type Contract, type PassEntry, type RunOutcome } from '../core/bundle/manifest-schema.ts';
 import { applyAudioStream } from '../core/gate/audio-stream-verdicts.ts';
 import type { RunStop } from '../core/gate/case-verdicts.ts';
@@ -38,9 +40,55 @@ export interface NativeSide {
   kind: BundleRef['kind'];
   /** The map file `bundle` is seen through (an opened run of a port), applied again by the workers. */
   map?: BoundaryMap | null;
+  /**
+   * The run's files being verified pass by pass (an opened run, verify-in-pass-order.ts): a slice
+   * is judged only once the files of its passes are verified, and the job fails with the
+   * verification's error the moment any file fails. Absent: the bundle was verified when opened
+   * (or is read with every tensor's sha256 checked, a capture's view).
+   */
+  verification?: PassOrderVerification;
 }
 
-/** A bundle as a worker opens it: its folder and the file list the session verified. */
+// The real paths of a bundle's files, for the pins handed to the workers (resolved once per bundle).
+const realPathsByBundle = new WeakMap<TraceBundle, Promise<Map<string, string>>>();
+
+function realPathsOf(bundle: TraceBundle): Promise<Map<string, string>> {
+  let paths = realPathsByBundle.get(bundle);
+  if (paths === undefined) {
+    paths = bundleRealPaths(bundle).catch(() => new Map<string, string>());
+    realPathsByBundle.set(bundle, paths);
+  }
+  return paths;
+}
+
+/**
+ * Tensors at least this large are read by their pins on the workers; smaller ones are hashed as
+ * they are read there (cheaper than the two stats a pinned read costs: a 50k-row run of 128-byte
+ * tensors read by its pins spent its time in fstat).
+ */
+const PINNED_READ_MIN_BYTES = 64 * 1024;
+
+/**
+ * The pins this thread holds of the files a slice reads (its passes' files, each side), with the
+ * tensors of those passes large enough to be read by their pins: the workers read those without
+ * hashing them again; everything else is hashed as it is read there, as before pins were shared.
+ */
+async function slicePins(bundles: readonly (TraceBundle | null)[], passes: readonly number[]): Promise<SharedPin[]> {
+  const wanted: { realPath: string; tensors: Set<string> }[] = [];
+  for (const bundle of bundles) {
+    if (bundle === null) continue;
+    const real = await realPathsOf(bundle);
+    for (const pass of passes) {
+      const entry = passEntry(bundle, pass);
+      const realPath = entry === undefined ? undefined : real.get(entry.file);
+      if (entry === undefined || realPath === undefined) continue;
+      const tensors = new Set(entry.boundaries.flatMap((boundary) => (boundary.byte_length >= PINNED_READ_MIN_BYTES ? [boundary.key] : [])));
+      if (tensors.size > 0) wanted.push({ realPath, tensors });
+    }
+  }
+  return pinsToShare(wanted);
+}
+
 export function bundleRef(bundle: TraceBundle, kind: BundleRef['kind'] = 'bundle'): BundleRef {
   return { kind, dir: bundle.dir, files: bundle.manifest.files.map(({ path, bytes, sha256 }) => ({ path, bytes, sha256 })) };
 }
@@ -155,6 +203,11 @@ export async function judgePasses(
       }
       onSlice(slice);
     },
+    ready: async (slice) => {
+      await native?.verification?.whenVerified(slice.passes);
+      return slicePins([context.reference, context.oracle, native?.bundle ?? null], slice.passes);
+    },
+    ...(native?.verification === undefined ? {} : { until: native.verification.done }),
     audioRows: () =>
       native === null || nativeUnreadable !== null || bounded.size === 0 ? null : [...earlier, ...judged].filter((verdict) => bounded.has(verdict.boundary)),
   });

@@ -316,6 +316,7 @@ class BundleReader implements TraceBundle {
   readonly passes: readonly PassEntry[];
   private readonly openFiles = new Map<string, { file: Promise<SafetensorsFile>; users: number }>();
   private readonly fileDigests: ReadonlyMap<string, string>;
+  private readonly boundariesByName = new Map<number, Map<string, BoundaryEntry>>();
 
   constructor(
     readonly manifest: BundleManifest,
@@ -330,7 +331,15 @@ class BundleReader implements TraceBundle {
   }
 
   boundary(passIndex: number, name: string): BoundaryEntry | undefined {
-    return this.manifest.passes[passIndex]?.boundaries.find((boundary) => boundary.name === name);
+    // Indexed by name per pass on first use: judging a pass of 1,000 boundaries looked each one up
+    // by a linear search, a million comparisons per pass and side.
+    let byName = this.boundariesByName.get(passIndex);
+    if (byName === undefined) {
+      byName = new Map();
+      for (const boundary of this.manifest.passes[passIndex]?.boundaries ?? []) if (!byName.has(boundary.name)) byName.set(boundary.name, boundary);
+      this.boundariesByName.set(passIndex, byName);
+    }
+    return byName.get(name);
   }
 
   input(name: string): InputEntry | undefined {

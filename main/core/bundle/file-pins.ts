@@ -140,3 +140,46 @@ export function recordManifestDigest(realPath: string, sha256: string): void {
 export function manifestDigestAtOpen(realPath: string): string | undefined {
   return manifestDigests.get(realPath);
 }
+
+/**
+ * A pin handed to another thread of this process (the session's judging workers, judge-pool.ts):
+ * module state is per thread, and a worker that judges a file this thread verified would
+ * otherwise hash every tensor of it again. The identity is still checked around every read there.
+ */
+export interface SharedPin {
+  readonly realPath: string;
+  readonly identity: string;
+  readonly sha256: string;
+  readonly tensors: readonly (readonly [string, string])[];
+}
+
+/**
+ * The pins this thread holds (files it verified) of the `wanted` files, each with only the wanted
+ * tensors, to hand to a worker thread: a tensor left out is hashed as it is read there.
+ */
+export function pinsToShare(wanted: Iterable<{ readonly realPath: string; readonly tensors: ReadonlySet<string> }>): SharedPin[] {
+  const shared: SharedPin[] = [];
+  for (const { realPath, tensors } of wanted) {
+    const pin = pins.get(realPath);
+    if (pin === undefined || tensors.size === 0) continue;
+    const kept = [...tensors].flatMap((key): (readonly [string, string])[] => {
+      const sha256 = pin.tensors.get(key);
+      return sha256 === undefined ? [] : [[key, sha256]];
+    });
+    if (kept.length > 0) shared.push({ realPath, identity: pin.identity, sha256: pin.sha256, tensors: kept });
+  }
+  return shared;
+}
+
+/** Takes pins another thread of this process recorded (pinsToShare), unless every read is to re-hash. */
+export function adoptPins(shared: readonly SharedPin[], env: Readonly<Record<string, string | undefined>> = process.env): void {
+  if (env[REHASH_ENV] === 'always') return;
+  for (const { realPath, identity, sha256, tensors } of shared) {
+    const current = pins.get(realPath);
+    // The same verification shared again, for other tensors of the file: add them.
+    const known = current !== undefined && current.identity === identity && current.sha256 === sha256 ? current.tensors : [];
+    pins.delete(realPath);
+    pins.set(realPath, { identity, sha256, tensors: new Map([...known, ...tensors]) });
+    if (pins.size > PIN_LIMIT) pins.delete(pins.keys().next().value as string);
+  }
+}

@@ -21,6 +21,12 @@ export interface HashJob {
   readonly path: string;
   readonly spans: readonly HashSpan[];
   /**
+   * Read only bytes [begin, end) (the spans lie inside it): one part of a large file whose
+   * tensors are hashed by several workers at once; the outcome's sha256 and bytes are then the
+   * range's. Absent: the whole file.
+   */
+  readonly range?: { readonly begin: number; readonly end: number };
+  /**
    * A file at least `settleMinBytes` long whose ctime is less than `settleMs` old is hashed only
    * once it is that old, so its pin (file-pins.ts) can be trusted and it need not be hashed
    * again: waiting a fraction of a second is cheaper than a second read. 0: never wait.
@@ -88,12 +94,15 @@ function hashFile(job) {
       }
     }
     const size = Number(info.size);
+    const begin = job.range ? job.range.begin : 0;
+    const end = job.range ? job.range.end : size;
+    if (end > size) return { ok: false, problem: 'changed', reason: 'shrank before it was hashed (' + size + ' bytes, ' + end + ' expected)' };
     const file = createHash('sha256');
     const spans = job.spans.map((s) => ({ s, hash: createHash('sha256'), chunk: s.chunkBytes === null ? null : createHash('sha256'), chunkEnd: s.chunkBytes === null ? 0 : Math.min(s.begin + s.chunkBytes, s.end), chunks: [] }));
-    let at = 0;
-    while (at < size) {
-      const n = fs.readSync(fd, buffer, 0, Math.min(buffer.length, size - at), at);
-      if (n === 0) return { ok: false, problem: 'changed', reason: 'shrank while being hashed (' + at + ' of ' + size + ' bytes)' };
+    let at = begin;
+    while (at < end) {
+      const n = fs.readSync(fd, buffer, 0, Math.min(buffer.length, end - at), at);
+      if (n === 0) return { ok: false, problem: 'changed', reason: 'shrank while being hashed (' + at + ' of ' + end + ' bytes)' };
       const piece = buffer.subarray(0, n);
       file.update(piece);
       const pieceEnd = at + n;
@@ -119,7 +128,7 @@ function hashFile(job) {
     const after = fs.fstatSync(fd, { bigint: true });
     if (identity(after) !== identity(info)) return { ok: false, problem: 'changed', reason: 'was written to while being hashed (its size, modification or change time moved)' };
     const pin = { identity: identity(info), ctimeNs: String(info.ctimeNs), statAtMs, fsType: fsTypeOf(job.path) };
-    return { ok: true, sha256: file.digest('hex'), bytes: at, spans: spans.map((span) => ({ sha256: span.hash.digest('hex'), chunks: span.chunks })), pin };
+    return { ok: true, sha256: file.digest('hex'), bytes: at - begin, spans: spans.map((span) => ({ sha256: span.hash.digest('hex'), chunks: span.chunks })), pin };
   } catch (error) {
     return { ok: false, problem: 'unreadable', reason: 'cannot be read (' + error.message + ')' };
   } finally {
@@ -179,6 +188,7 @@ export async function hashFilesInParallel(
         worker.postMessage({
           path: job.path,
           spans: job.spans.map((span) => ({ ...span })),
+          range: job.range === undefined ? null : { ...job.range },
           settleMs: job.settleMs ?? 0,
           settleMinBytes: job.settleMinBytes ?? 0,
         });

@@ -1,0 +1,117 @@
+// Verifying an opened bundle's files in the order its passes are wanted, so a reader can start on
+// a pass as soon as the files it reads are verified instead of after the whole bundle: the app
+// opening a run of gigabytes judges its first passes while the later ones are still hashed.
+//
+// Fail-closed: nothing is verified until its own file is (the same checks as openBundle's:
+// the file's sha256, every tensor's, their chunk digests), and a file that fails rejects every
+// wait, current and future, with the E_DIGEST (or changed-file) error naming the file and field,
+// so the caller withdraws whatever it showed from the passes before it.
+import { join } from 'node:path';
+import { formatFieldPath } from './errors.ts';
+import type { TraceBundle } from './bundle-reader.ts';
+import { resolveInsideBundle } from './path-confinement.ts';
+import { verifyBundleFilesInOrder } from './verify-bundle-files.ts';
+
+export interface PassOrderVerification {
+  /**
+   * Resolves once every file the given passes read is verified — their pass files and the
+   * bundle's input files; rejects with the verification's error once any file has failed.
+   */
+  whenVerified(passes: readonly number[]): Promise<void>;
+  /** Settles when every file the manifest lists is verified (or the first one failed). */
+  readonly done: Promise<void>;
+  /** Files verified so far, of `total`. */
+  readonly verified: number;
+  readonly total: number;
+  /** Stops handing out files (the caller gave up on the bundle); `done` then resolves as it stands. */
+  stop(): void;
+}
+
+/** The real path of every file `bundle` lists, confined inside its folder (openBundle's rule). */
+export async function bundleRealPaths(bundle: TraceBundle): Promise<Map<string, string>> {
+  const realPaths = new Map<string, string>();
+  for (const [f, entry] of bundle.manifest.files.entries()) {
+    realPaths.set(entry.path, await resolveInsideBundle(bundle.dir, entry.path, { file: bundle.manifestPath, field: `${formatFieldPath(['files', f])}.path` }));
+  }
+  return realPaths;
+}
+
+/**
+ * Starts verifying `bundle` (opened with verify 'none') in `passOrder`: its input files first,
+ * then each pass's file, then every other file it lists. Several files are hashed at once on
+ * worker threads (parallel-verify.ts); each is pinned as it is verified (file-pins.ts).
+ */
+export function verifyInPassOrder(bundle: TraceBundle, passOrder: readonly number[] = bundle.passes.map((pass) => pass.index)): PassOrderVerification {
+  const { manifest } = bundle;
+  const fileIndex = new Map(manifest.files.map((entry, f) => [entry.path, f]));
+  const inputFiles = [...new Set(manifest.inputs.flatMap((input) => fileIndex.get(input.file) ?? []))];
+  const passFile = new Map(bundle.passes.map((pass) => [pass.index, fileIndex.get(pass.file)]));
+  const order: number[] = [];
+  const planned = new Set<number>();
+  const plan = (f: number | undefined): void => {
+    if (f === undefined || planned.has(f)) return;
+    planned.add(f);
+    order.push(f);
+  };
+  inputFiles.forEach(plan);
+  for (const pass of passOrder) plan(passFile.get(pass));
+  manifest.files.forEach((_, f) => plan(f));
+
+  const verified = new Set<number>();
+  const waiters: { needs: Set<number>; resolve: () => void; reject: (error: unknown) => void }[] = [];
+  let failure: { error: unknown } | null = null;
+  let stopped = false;
+
+  const onVerified = (f: number): void => {
+    verified.add(f);
+    for (let i = waiters.length - 1; i >= 0; i--) {
+      const waiter = waiters[i];
+      if (waiter === undefined) continue;
+      waiter.needs.delete(f);
+      if (waiter.needs.size > 0) continue;
+      waiters.splice(i, 1);
+      waiter.resolve();
+    }
+  };
+  const fail = (error: unknown): void => {
+    failure ??= { error };
+    for (const waiter of waiters.splice(0)) waiter.reject(failure.error);
+  };
+
+  const done = (async () => {
+    const realPaths = await bundleRealPaths(bundle);
+    await verifyBundleFilesInOrder(
+      manifest,
+      realPaths,
+      (relPath) => join(bundle.dir, relPath),
+      order,
+      onVerified,
+      () => stopped,
+    );
+    // Stopped before every file was verified: whoever still waits is told so, never left hanging.
+    if (waiters.length > 0) fail(new Error(`verifying ${bundle.dir} was stopped before every file was verified`));
+  })();
+  done.catch(fail);
+
+  return {
+    whenVerified(passes) {
+      if (failure !== null) return Promise.reject(failure.error);
+      const needs = new Set(inputFiles);
+      for (const pass of passes) {
+        const f = passFile.get(pass);
+        if (f !== undefined) needs.add(f);
+      }
+      for (const f of verified) needs.delete(f);
+      if (needs.size === 0) return Promise.resolve();
+      return new Promise<void>((resolve, reject) => waiters.push({ needs, resolve, reject }));
+    },
+    done,
+    get verified() {
+      return verified.size;
+    },
+    total: manifest.files.length,
+    stop() {
+      stopped = true;
+    },
+  };
+}
