@@ -41,6 +41,8 @@ import { LedgerError, loadLedger, type LedgerCase } from './ledger.ts';
 import { computeSeals } from './seals.ts';
 import { shardAssignment, shardPlanDigest, type ShardInfo, type ShardSpec } from './gate-shard.ts';
 import { InputError } from '../io/input-error.ts';
+import { passBytesOf, planPassRanges, rangeOf, type CasePassRange } from './pass-split.ts';
+import type { PassRange } from './pass-range.ts';
 
 async function openValidated(
   dir: string,
@@ -319,12 +321,25 @@ async function chooseShard(
   const spec = options.shard as ShardSpec;
   let assignment;
   try {
+    // By passes every shard may run every case: only the case order is taken from here.
     assignment = shardAssignment(
       prepared.map((item) => item.caseId),
-      spec,
+      spec.by === 'passes' ? { index: 1, count: 1 } : spec,
     );
   } catch (error) {
     throw new InputError((error as Error).message);
+  }
+  const byPasses = spec.by === 'passes';
+  let ranges: PassRange[] | undefined;
+  if (byPasses) {
+    try {
+      ranges = planPassRanges(
+        prepared.map((item) => ({ id: item.caseId, passBytes: passBytesOf(item.manifest) })),
+        spec.count,
+      );
+    } catch (error) {
+      throw new InputError(`--shard ${spec.index}/${spec.count}: ${(error as Error).message}`);
+    }
   }
   const plan = shardPlanDigest({
     cases: prepared.map((item) => ({
@@ -340,8 +355,30 @@ async function chooseShard(
     isolate: options.isolate,
     ledgerSha256: ledgerFile === null ? null : (await sha256File(ledgerFile)).sha256,
     count: spec.count,
+    ...(ranges !== undefined ? { passRanges: ranges } : {}),
   });
   const byId = new Map(prepared.map((item) => [item.caseId, item]));
+  if (ranges !== undefined) {
+    // This shard's range of every case it has one of, in plan order.
+    const mine: PreparedCase[] = [];
+    for (const range of ranges) {
+      if (range.shard !== spec.index) continue;
+      const item = byId.get(range.case) as PreparedCase;
+      mine.push({ ...item, passRange: rangeOf(ranges, range.case, spec.index, item.manifest.passes.length) as CasePassRange });
+    }
+    return {
+      prepared: mine,
+      info: {
+        index: spec.index,
+        count: spec.count,
+        plan,
+        cases: assignment.cases,
+        assigned: mine.map((item) => item.caseId),
+        by: 'passes',
+        ranges,
+      },
+    };
+  }
   return {
     prepared: assignment.assigned.map((id) => byId.get(id) as PreparedCase),
     info: { index: spec.index, count: spec.count, plan, cases: assignment.cases, assigned: assignment.assigned },
