@@ -9,8 +9,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../main/cli/run-cli.ts';
 import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
-import { loadShardResult, mergeShardResults } from '../../main/core/gate/gate-merge.ts';
+import { loadShardResult, mergeShardResults, shardSetProblems } from '../../main/core/gate/gate-merge.ts';
 import { runGate } from '../../main/core/gate/gate-run.ts';
+import { formatAnnotations } from '../../main/core/report/github-actions.ts';
 import type { BoundaryVerdict, GateResult } from '../../main/core/gate/gate-types.ts';
 import { serializeGateResult } from '../../main/core/report/json-report.ts';
 import { writeNewFileAtomically } from '../../main/core/report/new-file.ts';
@@ -44,12 +45,12 @@ async function gate(extra: readonly string[]): Promise<Run> {
   return { code, out: io.out.join(''), err: io.err.join(''), json, receipt: join(work, 'receipt.dsse.json') };
 }
 
-async function merge(given: readonly Run[]): Promise<Run> {
-  const io = recordingIO(root);
+async function merge(given: readonly Run[], extra: readonly string[] = [], env: Record<string, string> = {}): Promise<Run> {
+  const io = recordingIO(root, env);
   const receipt = join(root, `merged-${++runs}.dsse.json`);
   const json = join(root, `merged-${runs}.json`);
   const files = given.flatMap((run) => [run.json, run.receipt]);
-  const code = await runCli(['merge', ...files, '--receipt', receipt, '--json', json, '--key', keys.privateKeyPath], io);
+  const code = await runCli(['merge', ...files, '--receipt', receipt, '--json', json, '--key', keys.privateKeyPath, ...extra], io);
   return { code, out: io.out.join(''), err: io.err.join(''), json, receipt };
 }
 
@@ -170,6 +171,28 @@ describe('--gate --shard K/N --shard-by passes', () => {
     expect(existsSync(merged.receipt)).toBe(false);
   });
 
+  it('a shard holding rows outside its range, or another range than its index gets, is named (before any receipt is read)', async () => {
+    const loaded = await Promise.all(shards.map((run) => loadShardResult(run.json)));
+    const second = loaded[1]?.result.cases[0];
+    const range = second?.passRange as { from: number; to: number };
+    // A row of the next pass slipped into shard 2's result.
+    second?.verdicts.push({ ...(second.verdicts.at(-1) as BoundaryVerdict), pass: range.to });
+    expect(shardSetProblems(loaded)).toEqual([
+      `shard 2/3 (${shards[1]?.json}): case tail holds rows of passes ${range.to} outside its range ${range.from}-${range.to - 1}`,
+    ]);
+    // Shard 3's result claiming shard 2's range.
+    const fresh = await Promise.all(shards.map((run) => loadShardResult(run.json)));
+    const third = fresh[2]?.result.cases[0];
+    if (third !== undefined) third.passRange = { ...range };
+    expect(shardSetProblems(fresh)).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining(`foreign shard ${shards[2]?.json}: its ranges [tail ${range.from}-${range.to}] are not the ones shard 3/3 of this plan judges`),
+        expect.stringMatching(new RegExp(`^missing range: case tail: passes ${range.to}-8 judged by no shard given$`)),
+        expect.stringMatching(new RegExp(`^overlapping ranges: case tail: passes ${range.from}-${range.to - 1} judged by shard 2/3 .* and shard 3/3 `)),
+      ]),
+    );
+  });
+
   it('refuses --shard-by without --shard, and more pass shards than the case has passes (exit 2, nothing run)', async () => {
     const alone = await gate(['--shard-by', 'passes']);
     expect(alone.code).toBe(2);
@@ -196,9 +219,21 @@ describe('a perturbation in the passes of shard 2', () => {
     expect(range.to).toBeGreaterThan(1);
     expect(first?.counts.FAIL).toBe(0);
     expect(divergence(second as GateResult)).toEqual(expected);
-    const merged = await merge(parts);
+    const junit = join(root, 'perturbed.junit.xml');
+    const merged = await merge(parts, ['--junit', junit], { GITHUB_ACTIONS: 'true', GITHUB_WORKSPACE: root });
     expect(merged.code).toBe(1);
     const result = read(merged.json);
+    // One run in every report: the JUnit suite counts the unsharded failures, the first
+    // annotation is the first divergence.
+    const unshardedResult = read(unsharded.json);
+    expect(readFileSync(junit, 'utf8')).toMatch(
+      new RegExp(
+        `<testsuite name="tail" tests="${rowsOf(unshardedResult).length}" failures="${unshardedResult.counts.FAIL + unshardedResult.counts.REVIEW_REQUIRED}"`,
+      ),
+    );
+    const annotations = merged.out.split('\n').filter((line) => line.startsWith('::'));
+    expect(annotations[0]).toContain('title=FAIL pass 1 / depth.cb0.l0.out (case tail)');
+    expect(annotations).toEqual(formatAnnotations(unshardedResult, { workspace: root }));
     expect(divergence(result)).toEqual(expected);
     expect(result.firstDivergence).toEqual(read(unsharded.json).firstDivergence);
     expectSameRows(result, read(unsharded.json));

@@ -33,7 +33,7 @@ export function passBytesOf(manifest: BundleManifest): number[] {
 /**
  * Cuts passes 0..P-1 into `parts` contiguous non-empty ranges of about equal weight (each pass
  * weighs its bytes + 1, so passes without records still count): cut k goes where the running
- * total comes nearest k/parts of the whole. Returns [from, to) pairs in order.
+ * total comes nearest k/parts of the whole (on a tie, the later). Returns [from, to) pairs in order.
  */
 export function splitPasses(passBytes: readonly number[], parts: number): [number, number][] {
   const count = passBytes.length;
@@ -46,9 +46,10 @@ export function splitPasses(passBytes: readonly number[], parts: number): [numbe
   for (let k = 1; k < parts; k++) {
     const target = (k * total) / parts;
     let best = (cuts.at(-1) as number) + 1;
-    // Each later range keeps at least one pass.
+    // Each later range keeps at least one pass. A tie goes to the later cut: a later shard's
+    // engine already runs every earlier pass.
     for (let j = best; j <= count - (parts - k); j++) {
-      if (Math.abs((running[j] as number) - target) < Math.abs((running[best] as number) - target)) best = j;
+      if (Math.abs((running[j] as number) - target) <= Math.abs((running[best] as number) - target)) best = j;
     }
     cuts.push(best);
   }
