@@ -18,7 +18,7 @@ import { writeNewFileAtomically } from '../../main/core/report/new-file.ts';
 import { requireBuiltHost } from '../engine-host/engine-host-fixtures.ts';
 import { oracleBundle, REFERENCE_ENGINE, referenceBundle } from '../helpers/paths.ts';
 import { boundedSpeechCopy } from './audio-fixtures.ts';
-import { gateOptions, keyFiles, recordingIO, removeTempDirs, tempDir } from './gate-fixtures.ts';
+import { gateOptions, keyFiles, recordingIO, removeTempDirs, tempDir, TOY_ENGINE, writeToyCase } from './gate-fixtures.ts';
 
 beforeAll(requireBuiltHost);
 afterAll(removeTempDirs);
@@ -239,6 +239,51 @@ describe('a perturbation in the passes of shard 2', () => {
     expectSameRows(result, read(unsharded.json));
     expect(result.seals.lines).toEqual(read(unsharded.json).seals.lines);
   }, 120_000);
+});
+
+describe('pass-level checks across pass shards', () => {
+  it('a pass-count disagreement past the last pass and a pass relabelled mid-case are each reported once, as unsharded', async () => {
+    // The toy engine (fast): 6 passes; the reference says it has 8, and the oracle calls pass 2 an audio pass.
+    const dir = tempDir('pass-shard-structure');
+    const layout = writeToyCase(dir, {
+      passes: 6,
+      oracle: true,
+      referencePassCount: 8,
+      editOracle: (passes) => {
+        const relabelled = passes[2];
+        if (relabelled !== undefined) relabelled.mode = 'audio';
+      },
+    });
+    const options = (work: string, shard?: number): Parameters<typeof runGate>[0] =>
+      gateOptions({
+        library: TOY_ENGINE,
+        cases: [{ referenceDir: layout.referenceDir, oracleDir: layout.oracleDir }],
+        workDir: join(dir, work),
+        ...(shard !== undefined ? { shard: { index: shard, count: 3, by: 'passes' } } : {}),
+      });
+    const unsharded = await runGate(options('whole'));
+    const passRows = (result: GateResult): string[] =>
+      result.cases.flatMap((item) => item.verdicts.filter((row) => row.boundary === '(pass)').map((row) => `${row.pass}: ${row.reason}`));
+    expect(passRows(unsharded)).toEqual([
+      expect.stringMatching(/^2: pass 2 is not the same pass on every side/),
+      expect.stringMatching(/^6: pass counts disagree/),
+    ]);
+    const files: string[] = [];
+    for (const k of [1, 2, 3]) {
+      const file = join(dir, `shard-${k}.json`);
+      await writeNewFileAtomically(file, serializeGateResult(await runGate(options(`shard-${k}`, k))));
+      files.push(file);
+    }
+    const loaded = await Promise.all(files.map((file) => loadShardResult(file)));
+    expect(shardSetProblems(loaded)).toEqual([]);
+    // The count finding goes with the range that ends the case; the relabelled pass with its own.
+    expect(passRows(loaded[2]?.result as GateResult)).toEqual([expect.stringMatching(/^6: pass counts disagree/)]);
+    const merged = mergeShardResults(loaded);
+    const asWritten = (result: GateResult): GateResult => JSON.parse(serializeGateResult(result)) as GateResult;
+    expectSameRows(asWritten(merged), asWritten(unsharded));
+    expect(merged.seals.lines).toEqual(unsharded.seals.lines);
+    expect(merged.firstDivergence).toEqual(unsharded.firstDivergence);
+  });
 });
 
 describe('audio streams across pass shards', () => {
