@@ -4,7 +4,7 @@
 // own passes; a perturbation that first shows in shard 2's passes is found there and is the merged
 // first divergence; a missing range, overlapping ranges and a shard of another split are each a
 // FAIL naming the case and the passes; a stream's audio bounds are still judged over every pass.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../main/cli/run-cli.ts';
@@ -241,6 +241,32 @@ describe('a perturbation in the passes of shard 2', () => {
   }, 120_000);
 });
 
+describe('the evidence a pass shard verifies', () => {
+  it('only its own passes: a damaged pass file outside its range is never read, the shard that owns it refuses it (exit 2)', async () => {
+    const dir = tempDir('pass-shard-evidence');
+    const layout = writeToyCase(dir, { passes: 6, oracle: true });
+    // The last byte of pass 5's data, flipped: its file and tensor digests no longer hold.
+    const damaged = join(layout.referenceDir, 'pass-005.safetensors');
+    const bytes = readFileSync(damaged);
+    bytes[bytes.length - 1] = (bytes[bytes.length - 1] ?? 0) ^ 1;
+    writeFileSync(damaged, bytes);
+    const shardGate = async (k: number): Promise<Run> => {
+      const io = recordingIO(dir);
+      const json = join(dir, `shard-${k}.json`);
+      const args = ['--gate', '--engine', TOY_ENGINE, '--bundle', layout.referenceDir, '--work', join(dir, `work-${k}`), '--key', keys.privateKeyPath];
+      const code = await runCli([...args, '--json', json, '--shard', `${k}/3`, '--shard-by', 'passes'], io);
+      return { code, out: io.out.join(''), err: io.err.join(''), json, receipt: '' };
+    };
+    const first = await shardGate(1);
+    expect(first.code, first.err).toBe(0);
+    expect(read(first.json).cases[0]?.passRange?.to).toBeLessThanOrEqual(5);
+    const last = await shardGate(3);
+    expect(last.code).toBe(2);
+    expect(last.err).toContain(`reference bundle ${layout.referenceDir} is not valid: `);
+    expect(last.err).toContain('pass-005.safetensors');
+  });
+});
+
 describe('pass-level checks across pass shards', () => {
   it('a pass-count disagreement past the last pass and a pass relabelled mid-case are each reported once, as unsharded', async () => {
     // The toy engine (fast): 6 passes; the reference says it has 8, and the oracle calls pass 2 an audio pass.
@@ -325,6 +351,9 @@ describe('audio streams across pass shards', () => {
     expect(last?.audio).toEqual(unsharded.cases[0]?.audio);
     const merged = mergeShardResults(loaded);
     expect(merged.cases[0]?.audio).toEqual(unsharded.cases[0]?.audio);
+    // The earlier passes' PCM rows shard 3 judged again for the stream are not counted twice.
+    expect(merged.compared).toBe(unsharded.compared);
+    expect(merged.counts).toEqual(unsharded.counts);
     const asWritten = (result: GateResult): GateResult => JSON.parse(serializeGateResult(result)) as GateResult;
     expectSameRows(asWritten(merged), asWritten(unsharded));
     const row = merged.cases[0]?.verdicts.find((candidate) => candidate.pass === stream?.verdictPass && candidate.boundary === 'detok.pcm');

@@ -75,6 +75,13 @@ export function planPassRanges(cases: readonly { id: string; passBytes: readonly
   return ranges;
 }
 
+/** The range of the case of `manifest` that shard `spec` judges (null: none), as planPassRanges gives it. */
+export function shardRangeOf(manifest: BundleManifest, spec: { index: number; count: number }): { from: number; to: number } | null {
+  const passBytes = passBytesOf(manifest);
+  const range = splitPasses(passBytes, Math.max(1, Math.min(spec.count, passBytes.length)))[spec.index - 1];
+  return range === undefined ? null : { from: range[0], to: range[1] };
+}
+
 /** The case's range of shard `shard` (null: the shard does not run the case). */
 export function rangeOf(ranges: readonly PassRange[], caseId: string, shard: number, passCount: number): CasePassRange | null {
   const range = ranges.find((candidate) => candidate.case === caseId && candidate.shard === shard);
