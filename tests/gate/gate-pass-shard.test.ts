@@ -18,7 +18,7 @@ import { writeNewFileAtomically } from '../../main/core/report/new-file.ts';
 import { requireBuiltHost } from '../engine-host/engine-host-fixtures.ts';
 import { oracleBundle, REFERENCE_ENGINE, referenceBundle } from '../helpers/paths.ts';
 import { boundedSpeechCopy } from './audio-fixtures.ts';
-import { gateOptions, keyFiles, recordingIO, removeTempDirs, tempDir, TOY_ENGINE, writeToyCase } from './gate-fixtures.ts';
+import { gateOptions, keyFiles, recordingIO, removeTempDirs, SEGV_ENGINE, tempDir, TOY_ENGINE, writeToyCase } from './gate-fixtures.ts';
 
 beforeAll(requireBuiltHost);
 afterAll(removeTempDirs);
@@ -309,6 +309,40 @@ describe('pass-level checks across pass shards', () => {
     expectSameRows(asWritten(merged), asWritten(unsharded));
     expect(merged.seals.lines).toEqual(unsharded.seals.lines);
     expect(merged.firstDivergence).toEqual(unsharded.firstDivergence);
+  });
+});
+
+describe('an engine crash across pass shards', () => {
+  it('a crash in pass 1 fails the shard that owns it and every later one, and merges into the unsharded run (reason engine_crashed)', async () => {
+    // The segv test engine dereferences NULL in decode pass 1; the toy case has 6 passes.
+    const dir = tempDir('pass-shard-crash');
+    const layout = writeToyCase(dir, { passes: 6, oracle: true });
+    const options = (work: string, shard?: number): Parameters<typeof runGate>[0] =>
+      gateOptions({
+        library: SEGV_ENGINE,
+        cases: [{ referenceDir: layout.referenceDir, oracleDir: layout.oracleDir }],
+        workDir: join(dir, work),
+        ...(shard !== undefined ? { shard: { index: shard, count: 3, by: 'passes' } } : {}),
+      });
+    const unsharded = await runGate(options('whole'));
+    expect(unsharded.seals.reason).toBe('engine_crashed');
+    const files: string[] = [];
+    for (const k of [1, 2, 3]) {
+      const file = join(dir, `shard-${k}.json`);
+      await writeNewFileAtomically(file, serializeGateResult(await runGate(options(`shard-${k}`, k))));
+      files.push(file);
+    }
+    const loaded = await Promise.all(files.map((file) => loadShardResult(file)));
+    const ranges = loaded[0]?.shard.ranges ?? [];
+    // Shard 1 ends before the crash; every shard whose range reaches pass 1 crashed there.
+    expect(ranges[0]?.to).toBe(1);
+    expect(loaded.map((item) => item.result.cases[0]?.run.outcome.status)).toEqual(['completed', 'crashed', 'crashed']);
+    const merged = mergeShardResults(loaded);
+    const asWritten = (result: GateResult): GateResult => JSON.parse(serializeGateResult(result)) as GateResult;
+    expectSameRows(asWritten(merged), asWritten(unsharded));
+    expect(merged.cases[0]?.run.outcome).toEqual(unsharded.cases[0]?.run.outcome);
+    expect(merged.cases[0]?.run.summary).toBe(unsharded.cases[0]?.run.summary);
+    expect(merged.seals.lines).toEqual(unsharded.seals.lines);
   });
 });
 

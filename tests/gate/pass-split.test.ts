@@ -185,3 +185,33 @@ describe('audio streams judged by pass ranges', () => {
     expect(merged.firstDivergence).toBe(1);
   });
 });
+
+describe('mergeCaseRanges', () => {
+  it('a range whose run did not complete decides how the case ran, even when a later range completed (fail closed)', () => {
+    const run = (status: 'completed' | 'crashed', summary: string): CaseResult['run'] => ({
+      outcome: { status, message: summary, last_pass: 1, last_boundary: null },
+      passesExpected: 3,
+      passesCompleted: status === 'completed' ? 3 : 1,
+      signal: null,
+      summary,
+    });
+    const part = (from: number, to: number, status: 'completed' | 'crashed'): CaseResult =>
+      ({
+        id: 'c',
+        run: run(status, status === 'crashed' ? 'the engine crashed in pass 1' : ''),
+        verdicts: [],
+        counts: { PASS: 0, FAIL: 0, GAP: 0, KNOWN_GAP: 0, REVIEW_REQUIRED: 0 },
+        compared: 0,
+        firstDivergence: null,
+        unreadable: null,
+        gaps: [],
+        audio: [],
+        teacherForcing: null,
+        passRange: { from, to },
+      }) as unknown as CaseResult;
+    const merged = mergeCaseRanges([part(2, 3, 'completed'), part(1, 2, 'crashed'), part(0, 1, 'completed')]);
+    expect(merged.run.outcome.status).toBe('crashed');
+    expect(merged.run.summary).toBe('the engine crashed in pass 1');
+    expect(merged.passRange).toBeUndefined();
+  });
+});
