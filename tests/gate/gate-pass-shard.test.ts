@@ -18,7 +18,7 @@ import { writeNewFileAtomically } from '../../main/core/report/new-file.ts';
 import { requireBuiltHost } from '../engine-host/engine-host-fixtures.ts';
 import { oracleBundle, REFERENCE_ENGINE, referenceBundle } from '../helpers/paths.ts';
 import { boundedSpeechCopy } from './audio-fixtures.ts';
-import { gateOptions, keyFiles, recordingIO, removeTempDirs, SEGV_ENGINE, tempDir, TOY_ENGINE, writeToyCase } from './gate-fixtures.ts';
+import { gateOptions, keyFiles, recordingIO, removeTempDirs, SEGV_ENGINE, setF32, tempDir, TOY_ENGINE, writeToyCase } from './gate-fixtures.ts';
 
 beforeAll(requireBuiltHost);
 afterAll(removeTempDirs);
@@ -309,6 +309,47 @@ describe('pass-level checks across pass shards', () => {
     expectSameRows(asWritten(merged), asWritten(unsharded));
     expect(merged.seals.lines).toEqual(unsharded.seals.lines);
     expect(merged.firstDivergence).toEqual(unsharded.firstDivergence);
+  });
+});
+
+describe('several cases split by passes', () => {
+  it('each case is split on its own (a 2-pass case over 2 of the 3 shards) and the merge equals the unsharded run', async () => {
+    const dir = tempDir('pass-shard-cases');
+    const long = writeToyCase(dir, { caseId: 'long', passes: 6, oracle: true });
+    const short = writeToyCase(dir, { caseId: 'short', passes: 2, oracle: true, editReference: (passes) => setF32(passes, 1, 'toy.embed', 0, 0.25) });
+    const options = (work: string, shard?: number): Parameters<typeof runGate>[0] =>
+      gateOptions({
+        library: TOY_ENGINE,
+        cases: [
+          { referenceDir: short.referenceDir, oracleDir: short.oracleDir },
+          { referenceDir: long.referenceDir, oracleDir: long.oracleDir },
+        ],
+        workDir: join(dir, work),
+        ...(shard !== undefined ? { shard: { index: shard, count: 3, by: 'passes' } } : {}),
+      });
+    const unsharded = await runGate(options('whole'));
+    const files: string[] = [];
+    for (const k of [1, 2, 3]) {
+      const file = join(dir, `shard-${k}.json`);
+      await writeNewFileAtomically(file, serializeGateResult(await runGate(options(`shard-${k}`, k))));
+      files.push(file);
+    }
+    const loaded = await Promise.all(files.map((file) => loadShardResult(file)));
+    expect(loaded.map((item) => item.result.cases.map((entry) => `${entry.id} ${entry.passRange?.from}-${entry.passRange?.to}`))).toEqual([
+      ['long 0-1', 'short 0-1'],
+      ['long 1-3', 'short 1-2'],
+      ['long 3-6'],
+    ]);
+    expect(shardSetProblems(loaded)).toEqual([]);
+    const merged = mergeShardResults(loaded);
+    // The merged run lists its cases in plan order (by id), as the unsharded one does for ids given in that order.
+    expect(merged.cases.map((item) => item.id)).toEqual(['long', 'short']);
+    const asWritten = (result: GateResult): GateResult => JSON.parse(serializeGateResult(result)) as GateResult;
+    const byId = (result: GateResult): GateResult => ({ ...result, cases: [...result.cases].sort((a, b) => a.id.localeCompare(b.id)) });
+    expectSameRows(asWritten(merged), byId(asWritten(unsharded)));
+    expect(merged.counts).toEqual(unsharded.counts);
+    expect(merged.seals.lines.slice(0, 2)).toEqual(unsharded.seals.lines.slice(0, 2));
+    expect(divergence(merged)).toEqual(divergence(unsharded));
   });
 });
 
