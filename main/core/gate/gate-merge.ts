@@ -4,7 +4,9 @@
 // from another run (another plan: other cases, references, engine, options or N; or a shard
 // whose cases are not the ones its index gets) makes the merge a FAIL naming each problem, and
 // nothing is signed. Each shard result is read through a zod schema; the merged result pins the
-// sha256 of every shard result it was made from.
+// sha256 of every shard result it was made from. Shards of `--shard-by passes` (pass-split.ts)
+// must moreover judge every pass of every case exactly once (passShardProblems), and each case is
+// merged from its ranges (pass-merge.ts).
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
@@ -167,7 +169,7 @@ export function shardSetProblems(shards: readonly LoadedShard[]): string[] {
   return problems;
 }
 
-/** How a shard shares out the run, for a problem line ("cases of 3 shards", "passes of 3 shards: greedy 0-0 | 1-4 | 5-10"). */
+/** How a shard shares out the run, for a problem line ("cases over 3 shards", "passes over 3 shards: case greedy passes 0-6 | 7-8 | 9-10"). */
 function splitText(item: LoadedShard): string {
   if (item.shard.by !== 'passes') return `cases over ${item.shard.count} shards`;
   const byCase = new Map<string, string[]>();
