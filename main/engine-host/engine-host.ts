@@ -329,9 +329,20 @@ export class EngineHost {
    * callers that read the bundle only once it is finished: throughput), a writer failure then
    * reported by a later runPass or by finishCapture.
    */
-  async beginCapture(dir: string, header: NativeBundleHeader, options: { sealBehind?: boolean } = {}): Promise<void> {
+  async beginCapture(
+    dir: string,
+    header: NativeBundleHeader,
+    options: { sealBehind?: boolean; recordFrom?: number; keepBefore?: readonly string[] } = {},
+  ): Promise<void> {
     const absolute = resolvePath(dir);
-    await this.call({ op: 'beginCapture', dir: absolute, header, ...(options.sealBehind === true ? { sealBehind: true } : {}) });
+    await this.call({
+      op: 'beginCapture',
+      dir: absolute,
+      header,
+      ...(options.sealBehind === true ? { sealBehind: true } : {}),
+      // A pass-sharded gate: passes before recordFrom keep only the records named in keepBefore (engine-worker.ts).
+      ...(options.recordFrom !== undefined && options.recordFrom > 0 ? { recordFrom: options.recordFrom, keepBefore: [...(options.keepBefore ?? [])] } : {}),
+    });
     this.captureDir = absolute;
   }
 

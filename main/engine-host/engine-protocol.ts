@@ -64,8 +64,20 @@ export const WorkerRequestSchema = z.discriminatedUnion('op', [
   z.object({ id: RequestId, op: z.literal('setRecording'), enabled: z.boolean() }),
   z.object({ id: RequestId, op: z.literal('inject'), boundary: z.string().min(1), tensor: TensorMessageSchema }),
   // The header is validated where it is used, by NativeBundleWriter.create (NativeCaptureHeaderSchema).
-  /** `sealBehind`: runPass replies when the engine is done, the writer sealing the pass behind it (default: once the pass is sealed). */
-  z.object({ id: RequestId, op: z.literal('beginCapture'), dir: z.string().min(1), header: z.unknown(), sealBehind: z.boolean().optional() }),
+  /**
+   * `sealBehind`: runPass replies when the engine is done, the writer sealing the pass behind it (default: once the pass is sealed).
+   * `recordFrom` / `keepBefore`: records of passes before `recordFrom` are not captured (checked and announced, never copied),
+   * except those of the boundaries named in `keepBefore` (a pass-sharded gate, docs/ci.md).
+   */
+  z.object({
+    id: RequestId,
+    op: z.literal('beginCapture'),
+    dir: z.string().min(1),
+    header: z.unknown(),
+    sealBehind: z.boolean().optional(),
+    recordFrom: z.number().int().nonnegative().optional(),
+    keepBefore: z.array(z.string().min(1)).optional(),
+  }),
   z.object({ id: RequestId, op: z.literal('runPass'), kind: PassKindSchema }),
   z.object({ id: RequestId, op: z.literal('reset') }),
   z.object({ id: RequestId, op: z.literal('state') }),

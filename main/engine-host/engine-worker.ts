@@ -264,6 +264,12 @@ class EngineWorker {
   private guard: RecordGuard | null = null;
   private recording = true;
   private capture: CaptureTarget | null = null;
+  /**
+   * Records of passes before `from` are left out of the capture, but for the boundaries in `keep`:
+   * a pass-sharded gate runs the engine from pass 0 (decode state needs the earlier passes) and
+   * captures only its own passes. They are still checked and announced; nothing of them is copied.
+   */
+  private recordWindow: { readonly from: number; readonly keep: ReadonlySet<string> } | null = null;
   /** Engine-thread time in the record callback during the pass being run (capture statistics). */
   private callbackMs = 0;
   private readonly catalogue = new Map<string, CatalogueEntry>();
@@ -304,7 +310,7 @@ class EngineWorker {
       case 'inject':
         return this.setTensor('ti_inject', request.boundary, request.tensor);
       case 'beginCapture':
-        return this.beginCapture(request.dir, request.header, request.sealBehind ?? false);
+        return this.beginCapture(request.dir, request.header, request.sealBehind ?? false, request.recordFrom ?? 0, request.keepBefore ?? []);
       case 'runPass':
         return this.runPass(request.kind);
       case 'reset': {
@@ -395,8 +401,9 @@ class EngineWorker {
     return null;
   }
 
-  private beginCapture(dir: string, header: unknown, sealBehind: boolean): null {
+  private beginCapture(dir: string, header: unknown, sealBehind: boolean, recordFrom: number, keepBefore: readonly string[]): null {
     if (this.capture) throw new EngineHostError(`a capture is already open (finishCapture it first)`);
+    this.recordWindow = recordFrom > 0 ? { from: recordFrom, keep: new Set(keepBefore) } : null;
     const memory = this.memory;
     this.capture =
       memory === null
@@ -409,6 +416,7 @@ class EngineWorker {
     const capture = this.capture;
     if (!capture) throw new EngineHostError('finishCapture: no capture is open (call beginCapture first)');
     this.capture = null;
+    this.recordWindow = null;
     if (capture.kind === 'direct') return { manifestPath: capture.writer.finish(run) };
     try {
       return { manifestPath: capture.pool.finish(run) };
@@ -632,7 +640,8 @@ class EngineWorker {
     this.crumb?.mark(pass.index, entry.index, pass.recordCount + 1);
     this.announcer.add(pass.index, announcementOf(entry, name, dtype, shape, byteLength));
 
-    const capture = this.capture;
+    const window = this.recordWindow;
+    const capture = window !== null && pass.index < window.from && !window.keep.has(name) ? null : this.capture;
     if (capture?.kind === 'pooled') {
       this.poolRecord(capture, name, entry.stage, dtype, shape, strides, rowMajor, spanBytes, byteLength);
     } else if (capture?.kind === 'direct') {

@@ -4,6 +4,7 @@ import { benchAppPerformance } from './app-performance.bench.ts';
 import { benchAppScale } from './app-scale.bench.ts';
 import { benchCaptureOverhead } from './capture-overhead.bench.ts';
 import { benchComparator } from './comparator.bench.ts';
+import { benchPassShard } from './pass-shard.bench.ts';
 import { benchRealTimeFactor } from './real-time-factor.bench.ts';
 import { benchScale } from './scale.bench.ts';
 
@@ -17,6 +18,10 @@ const benches: Bench[] = [
   { title: 'comparator throughput and streaming memory', run: benchComparator },
   { title: 'real-time factor, full pipeline (speech case)', run: benchRealTimeFactor },
   { title: 'scale: --gate and end-to-end compare on a scale-engine trace (TRACE_INSPECTOR_SCALE_GIB, default 4)', run: benchScale },
+  {
+    title: 'pass shards: one scale-engine case gated whole and as 2- and 4-way --shard-by passes splits (TRACE_INSPECTOR_PASS_SHARD_GIB, default 1)',
+    run: benchPassShard,
+  },
   { title: 'app performance in Chromium: 50k-row boundary table, 4096x4096 heatmap (serve mode)', run: benchAppPerformance },
   { title: 'app on a large run: scale-engine trace stepped, opened and viewed in serve mode (TRACE_INSPECTOR_APP_SCALE_GIB, default 10)', run: benchAppScale },
 ];

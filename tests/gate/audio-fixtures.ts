@@ -1,8 +1,13 @@
 // Hand-made PCM bundles whose records each stay inside their audio bounds while the stream
-// breaks them (a delay that changes between passes). Shared by the gate's and the app's tests.
-import { join } from 'node:path';
+// breaks them (a delay that changes between passes), and a temporary copy of the committed speech
+// case whose PCM contracts bound the audio. Shared by the gate's and the app's tests.
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { readPcmFrame } from '../../main/core/audio/pcm-stream.ts';
+import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
 import type { EngineDescription } from '../../main/engine-host/engine-description.ts';
-import type { Contract } from '../../main/core/bundle/manifest-schema.ts';
+import type { AudioBounds, BundleManifest, Contract } from '../../main/core/bundle/manifest-schema.ts';
+import { referenceBundle } from '../helpers/paths.ts';
 import { writeBundle, type PassSpec } from '../helpers/bundle-builder.ts';
 import { dummyWeights } from './gate-fixtures.ts';
 
@@ -78,4 +83,59 @@ export function writeDriftingDelayCase(root: string): { referenceDir: string; na
   const referenceDir = writeBundle(join(root, 'reference'), { ...common, kind: 'reference', passes: pcmPasses(reference, STREAM_CONTRACT) });
   const nativeDir = writeBundle(join(root, 'native'), { ...common, kind: 'native', passes: pcmPasses(native, null) });
   return { referenceDir, nativeDir };
+}
+
+// ---- the committed speech case with audio bounds ----------------------------------------------------
+
+/**
+ * Audio bounds implied by a record's faithful element bound |n - r| <= abs + rel·|r| over its L
+ * valid samples: Σ(n − r)² <= E = Σ(abs + rel·|r|)², so ESR <= E / Σr², SNR >= −10·log10 of that,
+ * and the residual at offset 0 is at most 10·log10(E / L) dBFS. The contract pairs sample i with
+ * sample i, so no delay is allowed. MR-STFT stays unbounded: its log-magnitude term is not bounded
+ * by an element tolerance near spectral zeros.
+ */
+function impliedBounds(contract: Extract<Contract, { kind: 'faithful' }>, reference: Float32Array): AudioBounds {
+  let bound = 0;
+  let energy = 0;
+  for (const r of reference) {
+    bound += (contract.abs + contract.rel * Math.abs(r)) ** 2;
+    energy += r * r;
+  }
+  const esr = energy > 0 ? bound / energy : null;
+  return {
+    max_esr: esr,
+    min_snr_db: esr === null ? null : -10 * Math.log10(esr),
+    max_mr_stft: null,
+    max_null_residual_dbfs: 10 * Math.log10(bound / reference.length),
+    max_null_offset: 0,
+    derivation:
+      `implied by this record's float32 element bound |n - r| <= abs + rel*|r| (abs ${contract.abs}, rel ${contract.rel}, K = ${contract.derivation.accumulation_length}) ` +
+      `over its ${reference.length} valid samples: sum (n - r)^2 <= sum (abs + rel*|r|)^2 = ${bound}, signal energy sum r^2 = ${energy}; ` +
+      'ESR <= their ratio, SNR >= -10*log10 of it, null residual at offset 0 <= 10*log10(bound / samples) dBFS; ' +
+      'the contract pairs sample i with sample i, so the offset is 0; MR-STFT unbounded (its log-magnitude term is not bounded by an element tolerance near spectral zeros)',
+  };
+}
+
+/** A temporary copy of a committed reference (speech by default) whose detok.pcm contracts bound the audio (never committed). */
+export async function boundedSpeechCopy(root: string, caseId = 'speech'): Promise<string> {
+  const source = referenceBundle(caseId);
+  const dir = join(root, caseId, 'reference');
+  cpSync(source, dir, { recursive: true });
+  const manifestPath = join(dir, 'manifest.json');
+  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as BundleManifest;
+  // The weights stay where they are; the tensors are copied byte for byte, so their digests hold.
+  manifest.provenance.model.weights_file = resolve(source, manifest.provenance.model.weights_file ?? 'the fixture names its weights');
+  const committed = await openBundle(source);
+  try {
+    for (const pass of manifest.passes) {
+      const entry = pass.boundaries.find((boundary) => boundary.name === 'detok.pcm');
+      if (entry === undefined || entry.contract?.kind !== 'faithful') continue;
+      const samples = await readPcmFrame(committed, pass.index, 'detok.pcm', entry.valid?.length ?? (entry.shape[0] as number));
+      entry.contract = { ...entry.contract, audio: impliedBounds(entry.contract, samples) };
+    }
+  } finally {
+    await committed.close();
+  }
+  writeFileSync(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
+  return dir;
 }

@@ -4,12 +4,11 @@
 // End to end: the real reference engine on a temporary COPY of the committed speech case whose
 // detok.pcm contracts gain audio bounds derived from their element bounds; the clean engine
 // passes, the envelope-skip perturbation of the self-test fails with kind audio.
-import { cpSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readPcmFrame } from '../../main/core/audio/pcm-stream.ts';
 import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
-import type { AudioBounds, BundleManifest, Contract } from '../../main/core/bundle/manifest-schema.ts';
+import type { BundleManifest } from '../../main/core/bundle/manifest-schema.ts';
 import { judgeCase } from '../../main/core/gate/case-verdicts.ts';
 import { gateReceiptPredicate } from '../../main/core/gate/gate-receipt.ts';
 import { runGate } from '../../main/core/gate/gate-run.ts';
@@ -18,7 +17,7 @@ import { formatHumanReport } from '../../main/core/report/human-report.ts';
 import { serializeGateResult } from '../../main/core/report/json-report.ts';
 import { requireBuiltHost } from '../engine-host/engine-host-fixtures.ts';
 import { REFERENCE_ENGINE, oracleBundle, referenceBundle } from '../helpers/paths.ts';
-import { FRAME, PCM_DESCRIPTION, writeDriftingDelayCase } from './audio-fixtures.ts';
+import { boundedSpeechCopy, FRAME, PCM_DESCRIPTION, writeDriftingDelayCase } from './audio-fixtures.ts';
 import { gateOptions, removeTempDirs, tempDir } from './gate-fixtures.ts';
 
 beforeAll(requireBuiltHost);
@@ -64,59 +63,6 @@ describe('the stream of a PCM boundary (judgeCase)', () => {
 });
 
 // ---- end to end: the reference engine on a bounded copy of the speech case ---------------------------
-
-/**
- * Audio bounds implied by a record's faithful element bound |n - r| <= abs + rel·|r| over its L
- * valid samples: Σ(n − r)² <= E = Σ(abs + rel·|r|)², so ESR <= E / Σr², SNR >= −10·log10 of that,
- * and the residual at offset 0 is at most 10·log10(E / L) dBFS. The contract pairs sample i with
- * sample i, so no delay is allowed. MR-STFT stays unbounded: its log-magnitude term is not bounded
- * by an element tolerance near spectral zeros.
- */
-function impliedBounds(contract: Extract<Contract, { kind: 'faithful' }>, reference: Float32Array): AudioBounds {
-  let bound = 0;
-  let energy = 0;
-  for (const r of reference) {
-    bound += (contract.abs + contract.rel * Math.abs(r)) ** 2;
-    energy += r * r;
-  }
-  const esr = energy > 0 ? bound / energy : null;
-  return {
-    max_esr: esr,
-    min_snr_db: esr === null ? null : -10 * Math.log10(esr),
-    max_mr_stft: null,
-    max_null_residual_dbfs: 10 * Math.log10(bound / reference.length),
-    max_null_offset: 0,
-    derivation:
-      `implied by this record's float32 element bound |n - r| <= abs + rel*|r| (abs ${contract.abs}, rel ${contract.rel}, K = ${contract.derivation.accumulation_length}) ` +
-      `over its ${reference.length} valid samples: sum (n - r)^2 <= sum (abs + rel*|r|)^2 = ${bound}, signal energy sum r^2 = ${energy}; ` +
-      'ESR <= their ratio, SNR >= -10*log10 of it, null residual at offset 0 <= 10*log10(bound / samples) dBFS; ' +
-      'the contract pairs sample i with sample i, so the offset is 0; MR-STFT unbounded (its log-magnitude term is not bounded by an element tolerance near spectral zeros)',
-  };
-}
-
-/** A temporary copy of the committed speech reference whose detok.pcm contracts bound the audio (never committed). */
-async function boundedSpeechCopy(root: string): Promise<string> {
-  const source = referenceBundle('speech');
-  const dir = join(root, 'speech', 'reference');
-  cpSync(source, dir, { recursive: true });
-  const manifestPath = join(dir, 'manifest.json');
-  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as BundleManifest;
-  // The weights stay where they are; the tensors are copied byte for byte, so their digests hold.
-  manifest.provenance.model.weights_file = resolve(source, manifest.provenance.model.weights_file ?? 'the fixture names its weights');
-  const committed = await openBundle(source);
-  try {
-    for (const pass of manifest.passes) {
-      const entry = pass.boundaries.find((boundary) => boundary.name === 'detok.pcm');
-      if (entry === undefined || entry.contract?.kind !== 'faithful') continue;
-      const samples = await readPcmFrame(committed, pass.index, 'detok.pcm', entry.valid?.length ?? (entry.shape[0] as number));
-      entry.contract = { ...entry.contract, audio: impliedBounds(entry.contract, samples) };
-    }
-  } finally {
-    await committed.close();
-  }
-  writeFileSync(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
-  return dir;
-}
 
 async function gateSpeech(label: string, engineOptions: Record<string, string>): Promise<GateResult> {
   const root = tempDir(label);

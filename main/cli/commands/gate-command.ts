@@ -12,6 +12,7 @@ import { runGate } from '../../core/gate/gate-run.ts';
 import { GateAbortedError } from '../../core/gate/gate-case.ts';
 import { runSelfTestCommand } from './self-test-command.ts';
 import { parseShard, type ShardSpec } from '../../core/gate/gate-shard.ts';
+import { SHARD_BY } from '../../core/gate/pass-range.ts';
 import type { GateCase, GateOptions, GateResult } from '../../core/gate/gate-types.ts';
 import { ReceiptError } from '../../core/receipt/errors.ts';
 import { defaultUserKey, loadPrivateKey, privateKeyModeWarning } from '../../core/receipt/keys.ts';
@@ -40,7 +41,7 @@ export const GATE_USAGE = `usage: trace-inspector --gate [--engine <lib>] [--bun
                             [--isolation process|thread] [--timeout <seconds>]
                             [--option key=value]... [--weights <file>] [--work <dir>] [--self-test]
                             [--contracts <file> | --contract bit_exact]
-                            [--shard K/N --json <file>]
+                            [--shard K/N [--shard-by cases|passes] --json <file>]
 
 Runs the engine over every case, compares every boundary of every pass with the reference and
 the fp64 oracle, prints the verdicts and the seals (last lines), writes a signed receipt, and
@@ -55,7 +56,10 @@ weights roots; their sha256 must still be the reference's weights_sha256. --cont
 --contract bit_exact supply contracts (docs/compare.md): with them a --bundle may be a native
 bundle (another engine's capture) standing as the reference.
 --shard K/N runs the K-th of N deterministic shares of the cases and writes its partial result
-(--json) and receipt; \`trace-inspector merge\` combines the N results (docs/ci.md).
+(--json) and receipt; \`trace-inspector merge\` combines the N results (docs/ci.md). With
+--shard-by passes the share is instead the K-th of N contiguous ranges of each case's passes
+(about equal reference bytes): the engine runs from pass 0 through the range, and only the
+range is captured and judged (for one long case split over N jobs).
 --json - writes the JSON result to stdout; the human report then goes to stderr.
 See docs/gate.md.
 `;
@@ -80,6 +84,7 @@ const GateArgsSchema = z.object({
   contracts: z.string().min(1, { error: '--contracts: expected a file' }).optional(),
   contract: z.enum(['bit_exact'], { error: '--contract: expected "bit_exact" (other contracts go in a --contracts file)' }).optional(),
   shard: z.string().min(1, { error: '--shard: expected K/N' }).optional(),
+  'shard-by': z.enum(SHARD_BY, { error: '--shard-by: expected "cases" or "passes"' }).optional(),
 });
 type GateArgs = z.infer<typeof GateArgsSchema>;
 
@@ -199,9 +204,10 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
   }
 
   let shard: ShardSpec | undefined;
+  if (args['shard-by'] !== undefined && args.shard === undefined) throw new InputError(`--shard-by ${args['shard-by']} needs --shard K/N`);
   if (args.shard !== undefined) {
     try {
-      shard = parseShard(args.shard);
+      shard = { ...parseShard(args.shard), by: args['shard-by'] ?? 'cases' };
     } catch (error) {
       throw new InputError((error as Error).message);
     }

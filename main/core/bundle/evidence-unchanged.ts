@@ -10,16 +10,21 @@ import { readManifestWithDigest } from './bundle-reader.ts';
 import { sha256File } from './digest.ts';
 import { BundleError, formatFieldPath } from './errors.ts';
 import { manifestDigestAtOpen, stillAsPinned } from './file-pins.ts';
-import { MANIFEST_FILE_NAME } from './manifest-schema.ts';
+import { MANIFEST_FILE_NAME, type BundleManifest } from './manifest-schema.ts';
 import { resolveInsideBundle } from './path-confinement.ts';
 import { bundleFileProblems } from './verify-bundle-files.ts';
 
 /**
  * Why bundle `dir` is no longer what was verified (the first problem: its manifest, then its
  * files in manifest order), or null. `manifestSha256`: the digest the receipt pins, or null to
- * compare with the digest the manifest had when this process opened the bundle.
+ * compare with the digest the manifest had when this process opened the bundle. `filesOf`: the
+ * files to check, when not every listed file was judged (a gate shard of some passes).
  */
-export async function bundleChangedSinceOpen(dir: string, manifestSha256: string | null): Promise<string | null> {
+export async function bundleChangedSinceOpen(
+  dir: string,
+  manifestSha256: string | null,
+  filesOf?: (manifest: BundleManifest) => (path: string) => boolean,
+): Promise<string | null> {
   const manifestPath = join(dir, MANIFEST_FILE_NAME);
   let read;
   try {
@@ -33,7 +38,9 @@ export async function bundleChangedSinceOpen(dir: string, manifestSha256: string
     return `${manifestPath}: lists other contents than when it was judged (sha256 ${read.sha256}, was ${expected})`;
   const { manifest } = read;
   const toHash = new Map<string, string>();
+  const checked = filesOf?.(manifest) ?? null;
   for (const [f, entry] of manifest.files.entries()) {
+    if (checked !== null && !checked(entry.path)) continue;
     let real: string;
     try {
       real = await resolveInsideBundle(dir, entry.path, { file: manifestPath, field: `${formatFieldPath(['files', f])}.path` });

@@ -96,6 +96,19 @@ export interface CaptureOptions {
    * with CaptureAbortedError and writes nothing.
    */
   signal?: AbortSignal;
+  /**
+   * A pass-sharded gate (main/core/gate/pass-split.ts): run the reference's passes only through
+   * pass `through` (decode state needs every earlier one, so the engine always starts at pass 0),
+   * and capture the records of passes before `recordFrom` only for the boundaries in `keepBefore`
+   * (the engine host drops the others before any copy, hash or write). Default: every pass, every record.
+   */
+  passWindow?: CapturePassWindow;
+}
+
+export interface CapturePassWindow {
+  readonly recordFrom: number;
+  readonly through: number;
+  readonly keepBefore: readonly string[];
 }
 
 /** The second, isolated capture of a run asked for with `isolate`. */
@@ -381,18 +394,22 @@ async function captureSession(
   header: NativeCaptureHeader,
   plan: InjectionPlan | null,
   onPass: ((result: PassResult) => void) | undefined,
+  window: CapturePassWindow | null = null,
 ): Promise<SessionCapture> {
   const passes: PassResult[] = [];
   await createOutputFolder(outDir, 'the capture folder');
   try {
     // Nothing reads the bundle before it is finished: the writer seals each pass behind the engine.
-    await host.beginCapture(outDir, header, { sealBehind: true });
+    await host.beginCapture(outDir, header, {
+      sealBehind: true,
+      ...(window === null ? {} : { recordFrom: window.recordFrom, keepBefore: window.keepBefore }),
+    });
   } catch (error) {
     if (error instanceof EngineHostError) throw new CaptureWriteError(`the capture could not start in ${outDir}: ${error.message}`);
     throw error;
   }
   try {
-    return await capturePasses(host, reference, plan, onPass, passes);
+    return await capturePasses(host, reference, plan, onPass, passes, window?.through ?? null);
   } catch (error) {
     if (error instanceof EngineHostError) {
       // Writing the bundle failed (a full disk, a folder made read-only...): what was sealed stays.
@@ -422,6 +439,7 @@ async function capturePasses(
   plan: InjectionPlan | null,
   onPass: ((result: PassResult) => void) | undefined,
   passes: PassResult[],
+  through: number | null,
 ): Promise<SessionCapture> {
   let lastBoundary: string | null = null;
   const unsubscribe = host.onRecord((event) => {
@@ -431,6 +449,7 @@ async function capturePasses(
   let run: RunOutcome = { status: 'completed', message: '', last_pass: null, last_boundary: null };
   try {
     for (const pass of reference.passes) {
+      if (through !== null && pass.index > through) break;
       if (plan !== null) {
         const injected = await injectForPass(host, plan, pass.index);
         if (injected.refused !== null) {
@@ -619,6 +638,7 @@ async function captureWith(first: EngineHost, options: CaptureOptions, targets: 
     nativeHeader(reference.manifest, host, options.command, inputs, { weights, outDir }, plans.runtime),
     plans.plan,
     options.onPass,
+    options.passWindow ?? null,
   );
   const result: CaptureResult = { reference, manifestPath: main.manifestPath, run: main.run, passes: main.passes };
 
@@ -642,7 +662,7 @@ async function captureWith(first: EngineHost, options: CaptureOptions, targets: 
       }
       const plan = isolationPlan(reference, host.description);
       const header = nativeHeader(reference.manifest, host, options.command, inputs, { weights, outDir: isolatedDir }, isolationRuntime(referenceSha256, plan));
-      const isolated = await captureSession(host, reference, isolatedDir, header, plan, options.onIsolatedPass);
+      const isolated = await captureSession(host, reference, isolatedDir, header, plan, options.onIsolatedPass, options.passWindow ?? null);
       result.isolated = { dir: isolatedDir, manifestPath: isolated.manifestPath, run: isolated.run, passes: isolated.passes, skipped: null };
     }
   }

@@ -65,6 +65,16 @@ export interface CaseJudgeInput {
    * judges each stream over every pass judged so far instead (main/session/session-judge.ts).
    */
   audioStreams?: boolean;
+  /** Judge only these boundaries of the judged passes (default every one): the stream rows a pass shard needs of earlier passes. */
+  boundaries?: ReadonlySet<string>;
+  /**
+   * Which pass-level findings (pass-structure.ts) this judgement reports, by the pass they go on
+   * (default: those of the judged passes). A pass shard reports those of its range, and the last
+   * shard also those past the reference's passes, so every finding of the case is reported once.
+   */
+  reportsFindingAt?: (pass: number) => boolean;
+  /** Whether the native run's pass count is judged (default: when the whole case is judged and the run ended on its own). */
+  judgeNativeCount?: boolean;
   onCompared?: (done: number, total: number) => void;
 }
 
@@ -168,8 +178,10 @@ function slotsOf(input: CaseJudgeInput, catalogue: ReadonlyMap<string, number>, 
     const pass = referencePass ?? (nativePass as PassEntry);
     const rows: Slot[] = [];
     const seen = new Set<string>();
+    const wanted = input.boundaries;
     for (const entry of referencePass?.boundaries ?? []) {
       seen.add(entry.name);
+      if (wanted !== undefined && !wanted.has(entry.name)) continue;
       rows.push({
         pass,
         name: entry.name,
@@ -181,7 +193,7 @@ function slotsOf(input: CaseJudgeInput, catalogue: ReadonlyMap<string, number>, 
       });
     }
     for (const entry of nativePass?.boundaries ?? []) {
-      if (seen.has(entry.name)) continue;
+      if (seen.has(entry.name) || (wanted !== undefined && !wanted.has(entry.name))) continue;
       rows.push({
         pass,
         name: entry.name,
@@ -308,8 +320,12 @@ export async function judgeCase(input: CaseJudgeInput): Promise<CaseJudgement> {
     reference,
     oracle,
     native: input.nativeUnreadable === null ? native : null,
-    judgeNativeCount: only === null && input.stop === null,
-  }).filter((finding) => (only === null || only.has(finding.pass)) && (range === undefined || range.from === 0));
+    judgeNativeCount: input.judgeNativeCount ?? (only === null && input.stop === null),
+  }).filter(
+    (finding) =>
+      (input.reportsFindingAt === undefined ? only === null || only.has(finding.pass) : input.reportsFindingAt(finding.pass)) &&
+      (range === undefined || range.from === 0),
+  );
   for (const finding of findings) {
     const row: BoundaryVerdict = {
       case: input.caseId,

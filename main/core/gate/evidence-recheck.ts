@@ -10,7 +10,9 @@
 // its identity (device, inode, size, mtime, ctime) moved or was never trustworthy
 // (file-pins.ts, evidence-unchanged.ts): the same guarantee at the cost of a stat per file.
 import { bundleChangedSinceOpen, fileStillHashesTo } from '../bundle/evidence-unchanged.ts';
+import type { BundleManifest } from '../bundle/manifest-schema.ts';
 import type { GateResult } from './gate-types.ts';
+import { verifiesFile } from './pass-evidence.ts';
 
 /** Why the evidence is no longer what was judged; null when every file still matches. */
 export async function evidenceChangedDuringRun(result: GateResult): Promise<string | null> {
@@ -22,8 +24,11 @@ export async function evidenceChangedDuringRun(result: GateResult): Promise<stri
       ...(item.nativeDir === null ? [] : [{ role: 'native', dir: item.nativeDir, sha256: null }]),
       ...(item.isolatedDir === null ? [] : [{ role: 'isolated native', dir: item.isolatedDir, sha256: null }]),
     ];
+    // A pass shard judged only its passes' files of the reference and oracle (pass-evidence.ts).
+    const range = item.passRange;
+    const filesOf = range === undefined ? undefined : (manifest: BundleManifest) => verifiesFile(manifest, range);
     for (const bundle of bundles) {
-      const changed = await bundleChangedSinceOpen(bundle.dir, bundle.sha256);
+      const changed = await bundleChangedSinceOpen(bundle.dir, bundle.sha256, bundle.role === 'reference' || bundle.role === 'oracle' ? filesOf : undefined);
       if (changed !== null) return `case ${item.id}: the ${bundle.role} bundle changed while the gate ran: ${changed}`;
     }
     if (item.weights !== null && !(await fileStillHashesTo(item.weights.path, item.weights.sha256)))

@@ -12,7 +12,9 @@ import { BundleError } from '../bundle/errors.ts';
 import type { BundleManifest, Contract, RunOutcome } from '../bundle/manifest-schema.ts';
 import { CaptureAbortedError, captureRun, type CaptureOptions, type CaptureResult } from '../capture/capture-run.ts';
 import { withContracts } from '../compare/contracted-bundle.ts';
-import { judgeCase, type RunStop } from './case-verdicts.ts';
+import { judgeCase, type CaseJudgeInput, type RunStop } from './case-verdicts.ts';
+import { judgeCaseRange } from './pass-range-judge.ts';
+import { audioBoundedNames, type CasePassRange } from './pass-split.ts';
 import type { BundleSummary, CaseResult, CaseRun, GapRecord, GateOptions, GateProgress, LedgerEntry } from './gate-types.ts';
 import { gapIds } from './verdicts.ts';
 import { createOutputFolder } from '../io/output-folder.ts';
@@ -39,6 +41,8 @@ export interface PreparedCase {
   oracle: BundleSummary | null;
   /** Null when the reference names no weights (the engine embeds or generates them). */
   weights: { path: string; sha256: string; subjectName: string } | null;
+  /** --shard-by passes: the range of the case's passes this shard judges (pass-split.ts); absent: every pass. */
+  passRange?: CasePassRange;
 }
 
 function statusWords(status: RunOutcome['status']): string {
@@ -157,6 +161,12 @@ export async function runGateCase(item: PreparedCase, context: GateCaseContext):
   if (options.isolate) captureOptions.isolate = true;
   if (options.forceRoundingDecisions === false) captureOptions.forceRoundingDecisions = false;
   if (options.signal !== undefined) captureOptions.signal = options.signal;
+  const range = item.passRange;
+  if (range !== undefined) {
+    // The engine runs from pass 0 through the range; earlier passes are captured only for the
+    // audio streams the last range judges whole (pass-range-judge.ts).
+    captureOptions.passWindow = { recordFrom: range.from, through: range.to - 1, keepBefore: range.last ? audioBoundedNames(item.manifest) : [] };
+  }
 
   let capture: CaptureResult | null = null;
   let hostFailure: string | null = null;
@@ -189,7 +199,8 @@ export async function runGateCase(item: PreparedCase, context: GateCaseContext):
   const oracle = await openOracle(item.oracleDir);
   let judged;
   try {
-    judged = await judgeCase({
+    const judge = range === undefined ? judgeCase : (input: CaseJudgeInput) => judgeCaseRange(input, range);
+    judged = await judge({
       caseId: item.caseId,
       reference,
       native: opened.bundle,
@@ -228,6 +239,7 @@ export async function runGateCase(item: PreparedCase, context: GateCaseContext):
     unreadable: judged.unreadable,
     gaps: caseGaps,
     audio: judged.audio,
+    ...(range !== undefined ? { passRange: { from: range.from, to: range.to } } : {}),
   };
   progress?.({ kind: 'case_end', case: item.caseId, caseIndex, caseCount, counts: judged.counts, run: run.outcome.status });
   return result;

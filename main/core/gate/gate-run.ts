@@ -19,7 +19,7 @@ import { catalogueProblem, oracleStorageProblem } from './upfront-checks.ts';
 import { checkGivenWeights, NATIVE_AS_REFERENCE, openBundle, resolveWeights, type TraceBundle } from '../bundle/bundle-reader.ts';
 import { sha256File } from '../bundle/digest.ts';
 import { BundleError } from '../bundle/errors.ts';
-import type { Contract } from '../bundle/manifest-schema.ts';
+import type { BundleManifest, Contract } from '../bundle/manifest-schema.ts';
 import { safePathComponent } from '../bundle/path-confinement.ts';
 import { toolInfo } from '../tool/tool-info.ts';
 import type { ContractSource } from '../compare/contracts-file.ts';
@@ -41,21 +41,35 @@ import { LedgerError, loadLedger, type LedgerCase } from './ledger.ts';
 import { computeSeals } from './seals.ts';
 import { shardAssignment, shardPlanDigest, type ShardInfo, type ShardSpec } from './gate-shard.ts';
 import { InputError } from '../io/input-error.ts';
+import { passBytesOf, planPassRanges, rangeOf, shardRangeOf, type CasePassRange } from './pass-split.ts';
+import { verifyPassEvidence, type VerifiedPasses } from './pass-evidence.ts';
+import type { PassRange } from './pass-range.ts';
 
 async function openValidated(
   dir: string,
   expectedKind: 'reference' | 'oracle-f64',
   role: string,
   contracts: ContractSource | null = null,
+  passes?: (manifest: BundleManifest) => VerifiedPasses,
 ): Promise<TraceBundle> {
   let bundle: TraceBundle;
   try {
-    bundle = await openBundle(dir, { checkPadding: true });
+    // A pass shard verifies only the files of its passes (pass-evidence.ts); everyone else every file.
+    bundle = await openBundle(dir, passes === undefined ? { checkPadding: true } : { verify: 'none' });
   } catch (error) {
     if (error instanceof BundleError) throw new InputError(`${role} bundle ${dir} is not valid: ${error.message}`);
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') throw new InputError(`${role} bundle ${dir}: no such bundle folder`);
     throw error;
+  }
+  if (passes !== undefined) {
+    try {
+      await verifyPassEvidence(bundle, passes(bundle.manifest), true);
+    } catch (error) {
+      await bundle.close();
+      if (error instanceof BundleError) throw new InputError(`${role} bundle ${dir} is not valid: ${error.message}`);
+      throw error;
+    }
   }
   if (expectedKind === 'reference' && contracts !== null) {
     // Supplied contracts (--contracts / --contract) let a native bundle be the reference; every
@@ -85,7 +99,17 @@ async function prepareCases(options: GateOptions): Promise<PreparedCase[]> {
   const folders = new Set<string>();
   for (const given of options.cases) {
     const referenceDir = resolve(given.referenceDir);
-    const reference = await openValidated(referenceDir, 'reference', 'reference', options.referenceContracts?.source ?? null);
+    // --shard-by passes: the range of this case this shard judges, from the reference's manifest.
+    let range: VerifiedPasses | undefined;
+    const shard = options.shard;
+    const rangeOfCase =
+      shard?.by === 'passes'
+        ? (manifest: BundleManifest): VerifiedPasses => {
+            range = shardRangeOf(manifest, shard);
+            return range;
+          }
+        : undefined;
+    const reference = await openValidated(referenceDir, 'reference', 'reference', options.referenceContracts?.source ?? null, rangeOfCase);
     try {
       const caseId = reference.manifest.case.id;
       const earlier = seen.get(caseId);
@@ -108,7 +132,7 @@ async function prepareCases(options: GateOptions): Promise<PreparedCase[]> {
       let oracle: BundleSummary | null = null;
       const oracleDir = given.oracleDir === null ? null : resolve(given.oracleDir);
       if (oracleDir !== null) {
-        const oracleBundle = await openValidated(oracleDir, 'oracle-f64', 'oracle');
+        const oracleBundle = await openValidated(oracleDir, 'oracle-f64', 'oracle', null, range === undefined ? undefined : () => range as VerifiedPasses);
         try {
           if (oracleBundle.manifest.case.id !== caseId) {
             throw new InputError(`oracle bundle ${oracleDir} is case "${oracleBundle.manifest.case.id}", its reference ${referenceDir} is case "${caseId}"`);
@@ -319,12 +343,25 @@ async function chooseShard(
   const spec = options.shard as ShardSpec;
   let assignment;
   try {
+    // By passes every shard may run every case: only the case order is taken from here.
     assignment = shardAssignment(
       prepared.map((item) => item.caseId),
-      spec,
+      spec.by === 'passes' ? { index: 1, count: 1 } : spec,
     );
   } catch (error) {
     throw new InputError((error as Error).message);
+  }
+  const byPasses = spec.by === 'passes';
+  let ranges: PassRange[] | undefined;
+  if (byPasses) {
+    try {
+      ranges = planPassRanges(
+        prepared.map((item) => ({ id: item.caseId, passBytes: passBytesOf(item.manifest) })),
+        spec.count,
+      );
+    } catch (error) {
+      throw new InputError(`--shard ${spec.index}/${spec.count}: ${(error as Error).message}`);
+    }
   }
   const plan = shardPlanDigest({
     cases: prepared.map((item) => ({
@@ -340,8 +377,30 @@ async function chooseShard(
     isolate: options.isolate,
     ledgerSha256: ledgerFile === null ? null : (await sha256File(ledgerFile)).sha256,
     count: spec.count,
+    ...(ranges !== undefined ? { passRanges: ranges } : {}),
   });
   const byId = new Map(prepared.map((item) => [item.caseId, item]));
+  if (ranges !== undefined) {
+    // This shard's range of every case it has one of, in plan order.
+    const mine: PreparedCase[] = [];
+    for (const range of ranges) {
+      if (range.shard !== spec.index) continue;
+      const item = byId.get(range.case) as PreparedCase;
+      mine.push({ ...item, passRange: rangeOf(ranges, range.case, spec.index, item.manifest.passes.length) as CasePassRange });
+    }
+    return {
+      prepared: mine,
+      info: {
+        index: spec.index,
+        count: spec.count,
+        plan,
+        cases: assignment.cases,
+        assigned: mine.map((item) => item.caseId),
+        by: 'passes',
+        ranges,
+      },
+    };
+  }
   return {
     prepared: assignment.assigned.map((id) => byId.get(id) as PreparedCase),
     info: { index: spec.index, count: spec.count, plan, cases: assignment.cases, assigned: assignment.assigned },

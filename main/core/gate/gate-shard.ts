@@ -5,13 +5,20 @@
 // must agree between the shards (the cases and their reference manifests, the engine library,
 // the options that change verdicts, N) is recorded in each shard's result: merge refuses a
 // shard whose plan differs (a foreign shard) and names it.
+//
+// With `--shard-by passes` a shard's share is a contiguous range of the passes of each case
+// instead (pass-split.ts): the split is recorded in the result (`by`, `ranges`) and covered by
+// the plan digest.
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { PassRangeSchema, SHARD_BY, type PassRange, type ShardBy } from './pass-range.ts';
 
 export interface ShardSpec {
   /** 1-based. */
   readonly index: number;
   readonly count: number;
+  /** What is shared out: whole cases (default) or the pass ranges of every case. */
+  readonly by?: ShardBy;
 }
 
 export const ShardInfoSchema = z.strictObject({
@@ -23,6 +30,10 @@ export const ShardInfoSchema = z.strictObject({
   cases: z.array(z.string()),
   /** The cases this shard ran. */
   assigned: z.array(z.string()),
+  /** Absent: "cases". */
+  by: z.enum(SHARD_BY).optional(),
+  /** With by "passes": every range of the plan (every shard's), in plan order. */
+  ranges: z.array(PassRangeSchema).optional(),
 });
 export type ShardInfo = z.infer<typeof ShardInfoSchema>;
 
@@ -50,6 +61,8 @@ export interface PlanFacts {
   readonly isolate: boolean;
   readonly ledgerSha256: string | null;
   readonly count: number;
+  /** With --shard-by passes: the split, so that a shard of another split is foreign. */
+  readonly passRanges?: readonly PassRange[];
 }
 
 /** sha256 of the canonical JSON of what all shards of one run must share. */
@@ -63,6 +76,7 @@ export function shardPlanDigest(facts: PlanFacts): string {
     isolate: facts.isolate,
     ledgerSha256: facts.ledgerSha256,
     count: facts.count,
+    ...(facts.passRanges !== undefined ? { split: { by: 'passes', ranges: facts.passRanges } } : {}),
   };
   return createHash('sha256').update(JSON.stringify(canonical)).digest('hex');
 }
@@ -72,7 +86,8 @@ export function shardAssignment(caseIds: readonly string[], spec: ShardSpec): { 
   const cases = [...caseIds].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   if (spec.count > cases.length) {
     throw new Error(
-      `--shard ${spec.index}/${spec.count}: the run has ${cases.length} case(s), so at most ${cases.length} shard(s); every shard must have a case to judge`,
+      `--shard ${spec.index}/${spec.count}: the run has ${cases.length} case(s), so at most ${cases.length} shard(s); every shard must have a case to judge ` +
+        '(--shard-by passes splits the passes of each case instead)',
     );
   }
   return { cases, assigned: cases.filter((_, i) => i % spec.count === spec.index - 1) };

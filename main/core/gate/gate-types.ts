@@ -196,6 +196,11 @@ export interface CaseResult {
   gaps: GapRecord[];
   /** Every PCM boundary whose contracts bound the audio, judged over its whole stream. */
   audio: AudioStreamJudgement[];
+  /**
+   * A shard of --shard-by passes: the passes [from, to) whose rows this result holds (pass-split.ts).
+   * Absent: every pass (an unsharded or merged result).
+   */
+  passRange?: { from: number; to: number };
 }
 
 export interface EngineSummary {
