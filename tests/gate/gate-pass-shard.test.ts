@@ -85,6 +85,31 @@ function divergence(result: GateResult): Omit<BoundaryVerdict, 'durationMs'> | u
 }
 const pass = (k: number): string[] => ['--shard', `${k}/3`, '--shard-by', 'passes'];
 
+type GateOptions = Parameters<typeof runGate>[0];
+
+/**
+ * The gate over `over`'s cases in `dir`, run whole and as the three pass shards, each shard's
+ * result written and loaded back as `merge` reads it.
+ */
+async function wholeAndThreeShards(
+  dir: string,
+  over: Omit<Parameters<typeof gateOptions>[0], 'workDir'>,
+): Promise<{ unsharded: GateResult; loaded: Awaited<ReturnType<typeof loadShardResult>>[] }> {
+  const options = (work: string, shard?: number): GateOptions =>
+    gateOptions({ ...over, workDir: join(dir, work), ...(shard !== undefined ? { shard: { index: shard, count: 3, by: 'passes' } } : {}) });
+  const unsharded = await runGate(options('whole'));
+  const files: string[] = [];
+  for (const k of [1, 2, 3]) {
+    const file = join(dir, `shard-${k}.json`);
+    await writeNewFileAtomically(file, serializeGateResult(await runGate(options(`shard-${k}`, k))));
+    files.push(file);
+  }
+  return { unsharded, loaded: await Promise.all(files.map((file) => loadShardResult(file))) };
+}
+
+/** A result as its JSON file holds it (what merge compares). */
+const asWritten = (result: GateResult): GateResult => JSON.parse(serializeGateResult(result)) as GateResult;
+
 let whole: Run;
 const shards: Run[] = [];
 let twoWay: Run;
@@ -280,32 +305,20 @@ describe('pass-level checks across pass shards', () => {
         if (relabelled !== undefined) relabelled.mode = 'audio';
       },
     });
-    const options = (work: string, shard?: number): Parameters<typeof runGate>[0] =>
-      gateOptions({
-        library: TOY_ENGINE,
-        cases: [{ referenceDir: layout.referenceDir, oracleDir: layout.oracleDir }],
-        workDir: join(dir, work),
-        ...(shard !== undefined ? { shard: { index: shard, count: 3, by: 'passes' } } : {}),
-      });
-    const unsharded = await runGate(options('whole'));
+    const { unsharded, loaded } = await wholeAndThreeShards(dir, {
+      library: TOY_ENGINE,
+      cases: [{ referenceDir: layout.referenceDir, oracleDir: layout.oracleDir }],
+    });
     const passRows = (result: GateResult): string[] =>
       result.cases.flatMap((item) => item.verdicts.filter((row) => row.boundary === '(pass)').map((row) => `${row.pass}: ${row.reason}`));
     expect(passRows(unsharded)).toEqual([
       expect.stringMatching(/^2: pass 2 is not the same pass on every side/),
       expect.stringMatching(/^6: pass counts disagree/),
     ]);
-    const files: string[] = [];
-    for (const k of [1, 2, 3]) {
-      const file = join(dir, `shard-${k}.json`);
-      await writeNewFileAtomically(file, serializeGateResult(await runGate(options(`shard-${k}`, k))));
-      files.push(file);
-    }
-    const loaded = await Promise.all(files.map((file) => loadShardResult(file)));
     expect(shardSetProblems(loaded)).toEqual([]);
     // The count finding goes with the range that ends the case; the relabelled pass with its own.
     expect(passRows(loaded[2]?.result as GateResult)).toEqual([expect.stringMatching(/^6: pass counts disagree/)]);
     const merged = mergeShardResults(loaded);
-    const asWritten = (result: GateResult): GateResult => JSON.parse(serializeGateResult(result)) as GateResult;
     expectSameRows(asWritten(merged), asWritten(unsharded));
     expect(merged.seals.lines).toEqual(unsharded.seals.lines);
     expect(merged.firstDivergence).toEqual(unsharded.firstDivergence);
@@ -317,24 +330,13 @@ describe('several cases split by passes', () => {
     const dir = tempDir('pass-shard-cases');
     const long = writeToyCase(dir, { caseId: 'long', passes: 6, oracle: true });
     const short = writeToyCase(dir, { caseId: 'short', passes: 2, oracle: true, editReference: (passes) => setF32(passes, 1, 'toy.embed', 0, 0.25) });
-    const options = (work: string, shard?: number): Parameters<typeof runGate>[0] =>
-      gateOptions({
-        library: TOY_ENGINE,
-        cases: [
-          { referenceDir: short.referenceDir, oracleDir: short.oracleDir },
-          { referenceDir: long.referenceDir, oracleDir: long.oracleDir },
-        ],
-        workDir: join(dir, work),
-        ...(shard !== undefined ? { shard: { index: shard, count: 3, by: 'passes' } } : {}),
-      });
-    const unsharded = await runGate(options('whole'));
-    const files: string[] = [];
-    for (const k of [1, 2, 3]) {
-      const file = join(dir, `shard-${k}.json`);
-      await writeNewFileAtomically(file, serializeGateResult(await runGate(options(`shard-${k}`, k))));
-      files.push(file);
-    }
-    const loaded = await Promise.all(files.map((file) => loadShardResult(file)));
+    const { unsharded, loaded } = await wholeAndThreeShards(dir, {
+      library: TOY_ENGINE,
+      cases: [
+        { referenceDir: short.referenceDir, oracleDir: short.oracleDir },
+        { referenceDir: long.referenceDir, oracleDir: long.oracleDir },
+      ],
+    });
     expect(loaded.map((item) => item.result.cases.map((entry) => `${entry.id} ${entry.passRange?.from}-${entry.passRange?.to}`))).toEqual([
       ['long 0-1', 'short 0-1'],
       ['long 1-3', 'short 1-2'],
@@ -344,7 +346,6 @@ describe('several cases split by passes', () => {
     const merged = mergeShardResults(loaded);
     // The merged run lists its cases in plan order (by id), as the unsharded one does for ids given in that order.
     expect(merged.cases.map((item) => item.id)).toEqual(['long', 'short']);
-    const asWritten = (result: GateResult): GateResult => JSON.parse(serializeGateResult(result)) as GateResult;
     const byId = (result: GateResult): GateResult => ({ ...result, cases: [...result.cases].sort((a, b) => a.id.localeCompare(b.id)) });
     expectSameRows(asWritten(merged), byId(asWritten(unsharded)));
     expect(merged.counts).toEqual(unsharded.counts);
@@ -358,28 +359,16 @@ describe('an engine crash across pass shards', () => {
     // The segv test engine dereferences NULL in decode pass 1; the toy case has 6 passes.
     const dir = tempDir('pass-shard-crash');
     const layout = writeToyCase(dir, { passes: 6, oracle: true });
-    const options = (work: string, shard?: number): Parameters<typeof runGate>[0] =>
-      gateOptions({
-        library: SEGV_ENGINE,
-        cases: [{ referenceDir: layout.referenceDir, oracleDir: layout.oracleDir }],
-        workDir: join(dir, work),
-        ...(shard !== undefined ? { shard: { index: shard, count: 3, by: 'passes' } } : {}),
-      });
-    const unsharded = await runGate(options('whole'));
+    const { unsharded, loaded } = await wholeAndThreeShards(dir, {
+      library: SEGV_ENGINE,
+      cases: [{ referenceDir: layout.referenceDir, oracleDir: layout.oracleDir }],
+    });
     expect(unsharded.seals.reason).toBe('engine_crashed');
-    const files: string[] = [];
-    for (const k of [1, 2, 3]) {
-      const file = join(dir, `shard-${k}.json`);
-      await writeNewFileAtomically(file, serializeGateResult(await runGate(options(`shard-${k}`, k))));
-      files.push(file);
-    }
-    const loaded = await Promise.all(files.map((file) => loadShardResult(file)));
     const ranges = loaded[0]?.shard.ranges ?? [];
     // Shard 1 ends before the crash; every shard whose range reaches pass 1 crashed there.
     expect(ranges[0]?.to).toBe(1);
     expect(loaded.map((item) => item.result.cases[0]?.run.outcome.status)).toEqual(['completed', 'crashed', 'crashed']);
     const merged = mergeShardResults(loaded);
-    const asWritten = (result: GateResult): GateResult => JSON.parse(serializeGateResult(result)) as GateResult;
     expectSameRows(asWritten(merged), asWritten(unsharded));
     expect(merged.cases[0]?.run.outcome).toEqual(unsharded.cases[0]?.run.outcome);
     expect(merged.cases[0]?.run.summary).toBe(unsharded.cases[0]?.run.summary);
@@ -391,22 +380,11 @@ describe('audio streams across pass shards', () => {
   it('a broken stream bound is judged over every pass of the case, as unsharded, when the passes are split three ways', async () => {
     const dir = tempDir('pass-shard-audio');
     const referenceDir = await boundedSpeechCopy(dir, 'tail');
-    const options = (work: string, shard?: number): Parameters<typeof runGate>[0] =>
-      gateOptions({
-        library: REFERENCE_ENGINE,
-        cases: [{ referenceDir, oracleDir: oracleBundle('tail') }],
-        workDir: join(dir, work),
-        engineOptions: { 'perturb.skip_envelope_division': '1' },
-        ...(shard !== undefined ? { shard: { index: shard, count: 3, by: 'passes' } } : {}),
-      });
-    const unsharded = await runGate(options('whole'));
-    const files: string[] = [];
-    for (const k of [1, 2, 3]) {
-      const file = join(dir, `shard-${k}.json`);
-      await writeNewFileAtomically(file, serializeGateResult(await runGate(options(`shard-${k}`, k))));
-      files.push(file);
-    }
-    const loaded = await Promise.all(files.map((file) => loadShardResult(file)));
+    const { unsharded, loaded } = await wholeAndThreeShards(dir, {
+      library: REFERENCE_ENGINE,
+      cases: [{ referenceDir, oracleDir: oracleBundle('tail') }],
+      engineOptions: { 'perturb.skip_envelope_division': '1' },
+    });
     const stream = unsharded.cases[0]?.audio[0];
     expect(stream).toMatchObject({ boundary: 'detok.pcm', passed: false });
     const ranges = loaded[0]?.shard.ranges ?? [];
@@ -429,7 +407,6 @@ describe('audio streams across pass shards', () => {
     // The earlier passes' PCM rows shard 3 judged again for the stream are not counted twice.
     expect(merged.compared).toBe(unsharded.compared);
     expect(merged.counts).toEqual(unsharded.counts);
-    const asWritten = (result: GateResult): GateResult => JSON.parse(serializeGateResult(result)) as GateResult;
     expectSameRows(asWritten(merged), asWritten(unsharded));
     const row = merged.cases[0]?.verdicts.find((candidate) => candidate.pass === stream?.verdictPass && candidate.boundary === 'detok.pcm');
     expect(row?.reason).toContain(`; and the audio stream of detok.pcm over passes ${stream?.passRange}`);
