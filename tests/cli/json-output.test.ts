@@ -71,11 +71,12 @@ describe('--json - writes one JSON document to stdout and the human report to st
     const receipt = join(root, 'compare.receipt.json');
     const io = recordingIO(root);
     const code = await runCli(['compare', toy.referenceDir, toy.oracleDir as string, '--receipt', receipt, '--key', keys.privateKeyPath, '--json', '-'], io);
-    const result = onlyJson(io.out) as { schema: string; seals: { exitCode: number }; options: Record<string, unknown> };
+    const result = onlyJson(io.out) as { schema: string; seals: { exitCode: number }; options: Record<string, unknown>; cases: { weights: unknown }[] };
     expect(result.schema).toBe('trace-inspector.gate-result');
     expect(result.seals.exitCode).toBe(code);
     // No engine ran: the result states no isolation, timeout or work folder rather than placeholders.
     expect(result.options).toMatchObject({ isolation: null, passTimeoutMs: null, workDir: null });
+    expect(result.cases.map((item) => item.weights)).toEqual([null]);
     expect(io.err.join('')).toContain('OVERALL:');
 
     const verified = recordingIO(root);

@@ -232,13 +232,12 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareRes
       gaps.push({ id: verdict.gapId, case: caseId, reason: verdict.reason });
     }
     const firstDivergence = judged.verdicts.findIndex((verdict) => verdict.verdict === 'FAIL' || verdict.verdict === 'REVIEW_REQUIRED');
-    const model = rawReference.manifest.provenance.model;
     const item: CaseResult = {
       id: caseId,
       reference: referenceSummary,
       oracle: oracleSummary,
-      // What the reference says it was run with; compare opens no weights (no engine runs).
-      weights: { path: model.weights_file ?? '', sha256: model.weights_sha256 ?? '', subjectName: '' },
+      // No engine runs, so none opened weights; the manifests (receipt subjects) say what each run used.
+      weights: null,
       nativeDir: candidateDir,
       isolatedDir: null,
       teacherForcing: null,
