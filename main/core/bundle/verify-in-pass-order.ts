@@ -27,10 +27,11 @@ export interface PassOrderVerification {
   stop(): void;
 }
 
-/** The real path of every file `bundle` lists, confined inside its folder (openBundle's rule). */
-export async function bundleRealPaths(bundle: TraceBundle): Promise<Map<string, string>> {
+/** The real path of every file `bundle` lists (or those `keep` selects), confined inside its folder (openBundle's rule). */
+export async function bundleRealPaths(bundle: TraceBundle, keep: (path: string) => boolean = () => true): Promise<Map<string, string>> {
   const realPaths = new Map<string, string>();
   for (const [f, entry] of bundle.manifest.files.entries()) {
+    if (!keep(entry.path)) continue;
     realPaths.set(entry.path, await resolveInsideBundle(bundle.dir, entry.path, { file: bundle.manifestPath, field: `${formatFieldPath(['files', f])}.path` }));
   }
   return realPaths;

@@ -7,10 +7,9 @@
 // signing (evidence-recheck.ts) covers the same files.
 import { join } from 'node:path';
 import type { TraceBundle } from '../bundle/bundle-reader.ts';
-import { formatFieldPath } from '../bundle/errors.ts';
 import { checkDeclaredPadding } from '../bundle/padding-check.ts';
-import { resolveInsideBundle } from '../bundle/path-confinement.ts';
 import { verifyBundleFiles } from '../bundle/verify-bundle-files.ts';
+import { bundleRealPaths } from '../bundle/verify-in-pass-order.ts';
 import type { BundleManifest } from '../bundle/manifest-schema.ts';
 
 /** A pass range [from, to); null: the shard judges no pass of the case. */
@@ -30,11 +29,7 @@ export function verifiesFile(manifest: BundleManifest, passes: VerifiedPasses): 
 export async function verifyPassEvidence(bundle: TraceBundle, passes: VerifiedPasses, checkPadding: boolean): Promise<void> {
   const { manifest } = bundle;
   const keep = verifiesFile(manifest, passes);
-  const realPaths = new Map<string, string>();
-  for (const [f, entry] of manifest.files.entries()) {
-    if (!keep(entry.path)) continue;
-    realPaths.set(entry.path, await resolveInsideBundle(bundle.dir, entry.path, { file: bundle.manifestPath, field: `${formatFieldPath(['files', f])}.path` }));
-  }
+  const realPaths = await bundleRealPaths(bundle, keep);
   const display = (relPath: string): string => join(bundle.dir, relPath);
   await verifyBundleFiles(manifest, realPaths, display);
   if (!checkPadding || manifest.kind === 'native') return;
