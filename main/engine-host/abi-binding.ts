@@ -12,11 +12,12 @@
 //    the C library's memcpy into typed arrays (which koffi passes zero-copy), or koffi.decode
 //    where memcpy cannot be found.
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import koffi, { type LibraryHandle, type TypeObject } from 'koffi';
 import { packageRoot } from '../core/tool/tool-info.ts';
 import { EngineLoadError } from './engine-errors.ts';
+import { assertEngineFile } from './engine-file.ts';
 import { HOST_ABI_VERSION, parseEngineDescription, type EngineDescription } from './engine-description.ts';
 
 /** ti_status values of the header, by name. */
@@ -289,15 +290,11 @@ function makeAbi(fns: Record<AbiSymbol, NativeFunction>): EngineAbi {
  * ti_abi_version() and parses ti_describe(). Throws EngineLoadError.
  */
 export function loadEngineLibrary(library: string): LoadedEngine {
+  assertEngineFile(library);
   let bytes: Buffer;
   try {
-    const stat = statSync(library);
-    if (!stat.isFile()) {
-      throw new EngineLoadError({ library, failure: 'not_regular_file', detail: 'not a regular file (an engine is a shared library)' });
-    }
     bytes = readFileSync(library);
   } catch (error) {
-    if (error instanceof EngineLoadError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     throw new EngineLoadError({
       library,

@@ -250,6 +250,22 @@ describe('bad usage is exit 2 and touches nothing', () => {
     expect(existsSync(work)).toBe(false);
   });
 
+  it('a missing --engine is refused before any evidence is hashed', () => {
+    // A reference whose pass file no longer matches its digest: hashing it first would report E_DIGEST.
+    const broken = writeToyCase(tempDir('cli-usage-engine'), { caseId: 'broken' });
+    const passFile = join(broken.referenceDir, readdirSync(broken.referenceDir).find((name) => name.startsWith('pass-')) as string);
+    const bytes = readFileSync(passFile);
+    bytes[bytes.length - 1] = (bytes[bytes.length - 1] as number) ^ 0xff;
+    writeFileSync(passFile, bytes);
+    const work = join(tempDir('cli-usage-engine-work'), 'work');
+    const missing = join(root, 'no-such-engine.so');
+    const run = gateCli(['--gate', '--engine', missing, '--key', keys.privateKeyPath, '--bundle', broken.referenceDir, '--work', work]);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain(`${missing}: no such file`);
+    expect(run.stderr).not.toMatch(/E_DIGEST|sha256/);
+    expect(existsSync(work)).toBe(false);
+  });
+
   it('a non-empty --work folder is refused', () => {
     const work = tempDir('cli-usage-busy');
     writeFileSync(join(work, 'something'), 'x');

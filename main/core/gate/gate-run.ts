@@ -26,6 +26,7 @@ import type { ContractSource } from '../compare/contracts-file.ts';
 import { admitReference } from '../compare/reference-contracts.ts';
 import { runGateCase, type PreparedCase } from './gate-case.ts';
 import { EngineLoadError } from '../../engine-host/engine-errors.ts';
+import { assertEngineFile } from '../../engine-host/engine-file.ts';
 import {
   emptyCounts,
   type BundleSummary,
@@ -228,6 +229,13 @@ export async function runGate(options: GateOptions, progress?: (event: GateProgr
   const ledgerFile = options.ledgerFile === null ? null : resolve(options.ledgerFile);
 
   // ---- everything validated before the engine runs ------------------------------------------
+  // The library file first: a mistyped --engine is refused before any evidence is hashed.
+  try {
+    assertEngineFile(library);
+  } catch (error) {
+    if (error instanceof EngineLoadError) throw new InputError(error.message);
+    throw error;
+  }
   const prepared = await prepareCases(options);
   const ledgerCases: LedgerCase[] = prepared.map((item) => ({
     caseId: item.caseId,
