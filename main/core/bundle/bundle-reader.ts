@@ -10,6 +10,7 @@ import { JOURNAL_FILE_NAME } from './capture-journal.ts';
 import { chunkDigestsOf, chunksCovering } from './chunk-digests.ts';
 import { sha256Bytes, sha256File, createSha256 } from './digest.ts';
 import { pinOf, recordManifestDigest } from './file-pins.ts';
+import { parsedManifest, rememberParsedManifest } from './parsed-manifests.ts';
 import type { DType } from './dtype.ts';
 import { BundleError, formatFieldPath, type BundleIssue } from './errors.ts';
 import { contiguousStrides } from './layout.ts';
@@ -184,13 +185,18 @@ export async function readManifestWithDigest(
     const code = cause.problem === 'too_large' ? 'E_MANIFEST_JSON' : cause.problem === 'missing' ? 'E_FILE_MISSING' : 'E_FILE_NOT_REGULAR';
     throw new BundleError(code, manifestPath, '(file)', cause.reason, { cause });
   }
+  const sha256 = sha256Bytes(bytes);
+  const known = parsedManifest(sha256);
+  if (known !== undefined) return { manifest: known, real, sha256 };
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch (cause) {
     throw new BundleError('E_MANIFEST_JSON', manifestPath, '(root)', 'is not valid UTF-8', { cause });
   }
-  return { manifest: parseManifestJson(text, manifestPath), real, sha256: sha256Bytes(bytes) };
+  const manifest = parseManifestJson(text, manifestPath);
+  rememberParsedManifest(sha256, manifest);
+  return { manifest, real, sha256 };
 }
 
 /**

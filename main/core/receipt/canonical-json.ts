@@ -33,6 +33,8 @@ function isPlainObject(value: object): boolean {
   return proto === Object.prototype || proto === null;
 }
 
+// `path` is one stack, pushed and popped as the walk descends (and formatted only for an error):
+// a copy per value made a receipt of 16,720 rows allocate over 200 MB of path arrays.
 function write(value: unknown, path: PropertyKey[], ancestors: Set<object>, out: string[]): void {
   if (value === null) {
     out.push('null');
@@ -57,11 +59,14 @@ function write(value: unknown, path: PropertyKey[], ancestors: Set<object>, out:
   ancestors.add(value);
   if (Array.isArray(value)) {
     out.push('[');
-    value.forEach((item: unknown, index) => {
+    for (let index = 0; index < value.length; index += 1) {
+      const item: unknown = value[index];
       if (index > 0) out.push(',');
-      if (item === undefined) throw new TypeError(`canonical JSON: ${formatFieldPath([...path, index])}: undefined inside an array`);
-      write(item, [...path, index], ancestors, out);
-    });
+      path.push(index);
+      if (item === undefined) throw new TypeError(`canonical JSON: ${formatFieldPath(path)}: undefined inside an array`);
+      write(item, path, ancestors, out);
+      path.pop();
+    }
     out.push(']');
   } else {
     if (!isPlainObject(value)) {
@@ -76,7 +81,9 @@ function write(value: unknown, path: PropertyKey[], ancestors: Set<object>, out:
     keys.forEach((key, index) => {
       if (index > 0) out.push(',');
       out.push(JSON.stringify(key), ':');
-      write(record[key], [...path, key], ancestors, out);
+      path.push(key);
+      write(record[key], path, ancestors, out);
+      path.pop();
     });
     out.push('}');
   }

@@ -1,0 +1,34 @@
+// The closing check re-reads every manifest; identical bytes reuse the manifest parsed from them
+// (parsed-manifests.ts), while bytes that differ by one character are parsed and validated anew.
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { readManifestWithDigest } from '../../main/core/bundle/bundle-reader.ts';
+import { BundleError } from '../../main/core/bundle/errors.ts';
+import { referenceBundle } from '../helpers/paths.ts';
+import { removeTempDirs, tempDir } from '../gate/gate-fixtures.ts';
+
+afterAll(removeTempDirs);
+
+describe('manifests parsed once per content', () => {
+  const dir = join(tempDir('parsed-manifests'), 'reference');
+  cpSync(referenceBundle('greedy'), dir, { recursive: true });
+  const manifestPath = join(dir, 'manifest.json');
+
+  it('the same bytes give the same manifest object; other bytes are parsed and validated again', async () => {
+    const first = await readManifestWithDigest(dir);
+    const again = await readManifestWithDigest(dir);
+    expect(again.sha256).toBe(first.sha256);
+    expect(again.manifest).toBe(first.manifest);
+
+    const text = readFileSync(manifestPath, 'utf8');
+    writeFileSync(manifestPath, text.replace('"schema_version": 1', '"schema_version":  1'));
+    const edited = await readManifestWithDigest(dir);
+    expect(edited.sha256).not.toBe(first.sha256);
+    expect(edited.manifest).not.toBe(first.manifest);
+    expect(edited.manifest).toEqual(first.manifest);
+
+    writeFileSync(manifestPath, text.replace('"schema_version": 1', '"schema_version": 99'));
+    await expect(readManifestWithDigest(dir)).rejects.toBeInstanceOf(BundleError);
+  });
+});
