@@ -12,12 +12,12 @@
 //    the C library's memcpy into typed arrays (which koffi passes zero-copy), or koffi.decode
 //    where memcpy cannot be found.
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import koffi, { type LibraryHandle, type TypeObject } from 'koffi';
 import { packageRoot } from '../core/tool/tool-info.ts';
 import { EngineLoadError } from './engine-errors.ts';
-import { assertEngineFile } from './engine-file.ts';
+import { readEngineFile } from './engine-file.ts';
 import { HOST_ABI_VERSION, parseEngineDescription, type EngineDescription } from './engine-description.ts';
 
 /** ti_status values of the header, by name. */
@@ -290,18 +290,7 @@ function makeAbi(fns: Record<AbiSymbol, NativeFunction>): EngineAbi {
  * ti_abi_version() and parses ti_describe(). Throws EngineLoadError.
  */
 export function loadEngineLibrary(library: string): LoadedEngine {
-  assertEngineFile(library);
-  let bytes: Buffer;
-  try {
-    bytes = readFileSync(library);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new EngineLoadError({
-      library,
-      failure: 'missing_file',
-      detail: code === 'ENOENT' ? 'no such file (build the engine, or check the path)' : `cannot read the library (${String(code ?? error)})`,
-    });
-  }
+  const bytes = readEngineFile(library);
   const librarySha256 = createHash('sha256').update(bytes).digest('hex');
 
   abiTypesForThisThread();
