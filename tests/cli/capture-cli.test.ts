@@ -104,6 +104,21 @@ describe('trace-inspector capture', () => {
     expect(run.stderr).toContain(expected);
   });
 
+  it('refuses a missing library before it hashes the reference (exit 2)', () => {
+    // The reference's first pass file no longer matches its digest: hashing it first would say E_DIGEST.
+    const copy = join(work, 'corrupt-pass-bundle');
+    cpSync(referenceBundle('greedy'), copy, { recursive: true });
+    const passFile = join(copy, readdirSync(copy).find((name) => name.startsWith('pass-')) as string);
+    const bytes = readFileSync(passFile);
+    bytes[bytes.length - 1] = (bytes[bytes.length - 1] as number) ^ 0xff;
+    writeFileSync(passFile, bytes);
+    const lib = join(work, 'libmissing-engine.so');
+    const run = runCliProcess(['capture', '--engine', lib, '--bundle', copy, '--out', join(work, 'x4')]);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain(`${lib}: no such file`);
+    expect(run.stderr).not.toMatch(/E_DIGEST|sha256/);
+  });
+
   it('rejects an option the engine does not know, naming it (exit 2)', () => {
     const run = runCliProcess(['capture', '--engine', REFERENCE_ENGINE, '--option', 'perturb.no_such_thing=1', '--out', join(work, 'x3')]);
     expect(run.status).toBe(2);

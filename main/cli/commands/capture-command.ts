@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { EngineLoadError } from '../../engine-host/engine-errors.ts';
+import { assertEngineFile } from '../../engine-host/engine-file.ts';
 import { BundleError } from '../../core/bundle/errors.ts';
 import { openBundle } from '../../core/bundle/bundle-reader.ts';
 import { admitReference, contractSourceOf } from '../../core/compare/reference-contracts.ts';
@@ -108,6 +109,8 @@ export async function runCaptureCommand(argv: readonly string[], io: CliIO, comm
   let caseId: string;
   let referenceContracts;
   try {
+    // The library file first: a mistyped --engine is refused before the reference is hashed.
+    assertEngineFile(library);
     referenceContracts = await contractSourceOf({
       contractsFile: args.contracts === undefined ? null : resolve(io.cwd, args.contracts),
       contract: args.contract ?? null,
@@ -123,7 +126,7 @@ export async function runCaptureCommand(argv: readonly string[], io: CliIO, comm
     }
   } catch (error) {
     if (error instanceof InputError) throw error;
-    if (error instanceof BundleError) throw new InputError(error.message);
+    if (error instanceof BundleError || error instanceof EngineLoadError) throw new InputError(error.message);
     throw error;
   }
   const weightsPath = args.weights === undefined ? undefined : resolve(io.cwd, args.weights);
