@@ -7,8 +7,9 @@
 import { realpath, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { JOURNAL_FILE_NAME } from './capture-journal.ts';
-import { chunkDigestsOf, chunksCovering } from './chunk-digests.ts';
-import { sha256Bytes, sha256File, createSha256 } from './digest.ts';
+import { chunksCovering } from './chunk-digests.ts';
+import { sha256Bytes, sha256File } from './digest.ts';
+import { chunkDigestOf, schemeOf, streamDigest, tensorDigestOf, type DigestScheme } from './tree-digest.ts';
 import { pinOf, recordManifestDigest } from './file-pins.ts';
 import type { DType } from './dtype.ts';
 import { BundleError, formatFieldPath, type BundleIssue } from './errors.ts';
@@ -317,6 +318,8 @@ class BundleReader implements TraceBundle {
   private readonly openFiles = new Map<string, { file: Promise<SafetensorsFile>; users: number }>();
   private readonly fileDigests: ReadonlyMap<string, string>;
   private readonly boundariesByName = new Map<number, Map<string, BoundaryEntry>>();
+  /** The manifest's digest scheme: how a tensor or chunk read is hashed to check it. */
+  private readonly scheme: DigestScheme;
 
   constructor(
     readonly manifest: BundleManifest,
@@ -328,6 +331,7 @@ class BundleReader implements TraceBundle {
   ) {
     this.passes = manifest.passes;
     this.fileDigests = new Map(manifest.files.map((entry) => [entry.path, entry.sha256]));
+    this.scheme = schemeOf(manifest);
   }
 
   boundary(passIndex: number, name: string): BoundaryEntry | undefined {
@@ -364,12 +368,12 @@ class BundleReader implements TraceBundle {
         if ((await file.identity()) !== pinned) throw this.changedWhileRead(location);
         return;
       }
-      const hash = createSha256();
+      const hash = streamDigest(this.scheme);
       for await (const chunk of file.readTensorChunks(location.key, chunkBytes)) {
         hash.update(chunk);
         yield chunk;
       }
-      this.checkDigest(location, hash.digest('hex'));
+      this.checkDigest(location, hash.digest());
     } finally {
       await this.release(location.file);
     }
@@ -393,7 +397,8 @@ class BundleReader implements TraceBundle {
     } finally {
       await this.release(location.file);
     }
-    chunkDigestsOf(data, chunkBytes).forEach((actual, i) => {
+    for (let i = 0; i * chunkBytes < data.byteLength; i++) {
+      const actual = chunkDigestOf(data.subarray(i * chunkBytes, Math.min((i + 1) * chunkBytes, data.byteLength)), this.scheme);
       const chunk = first + i;
       if (actual !== digests[chunk]) {
         throw new BundleError(
@@ -403,7 +408,7 @@ class BundleReader implements TraceBundle {
           `tensor "${location.key}", chunk ${chunk}: ${MANIFEST_FILE_NAME} lists sha256 ${digests[chunk] ?? '(none)'}, its bytes hash to ${actual}`,
         );
       }
-    });
+    }
     return data.slice(begin - from, end - from);
   }
 
@@ -440,7 +445,7 @@ class BundleReader implements TraceBundle {
     try {
       const pinned = await this.pinnedIdentity(location, file);
       const data = await file.readTensor(location.key);
-      if (pinned === null) this.checkDigest(location, sha256Bytes(data));
+      if (pinned === null) this.checkDigest(location, tensorDigestOf(data, this.scheme));
       else if ((await file.identity()) !== pinned) throw this.changedWhileRead(location);
       return data;
     } finally {
