@@ -9,6 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
+import { bundleChangedSinceOpen } from '../../main/core/bundle/evidence-unchanged.ts';
 import { fileDigestInScheme } from '../../main/core/bundle/scheme-file-digest.ts';
 import { fileSegments, FileTreeHasher, leafDigest, segmentDigest, TREE_SCHEME } from '../../main/core/bundle/tree-digest.ts';
 import { SafetensorsFile } from '../../main/core/bundle/safetensors-reader.ts';
@@ -185,6 +186,19 @@ describe('tree-sha256 digests', () => {
     } finally {
       await bundle.close();
     }
+  });
+
+  it('the closing check before a receipt is signed: an untouched tree bundle is unchanged by its pins; a byte changed after the open is found by re-hashing in the tree', async () => {
+    const dir = treeBundle('recheck');
+    const { file, begin } = await tensorAt(dir, 0, 'backbone.logits');
+    const bundle = await openBundle(dir);
+    await bundle.close();
+    expect(await bundleChangedSinceOpen(dir, null)).toBeNull();
+    flipByte(file, begin + 11);
+    const changed = await bundleChangedSinceOpen(dir, null);
+    expect(changed).toContain(file);
+    expect(changed).toContain('files[1].sha256');
+    expect(changed).toContain('"backbone.logits"');
   });
 
   it('the declaration: an unknown scheme or version is refused by name; without it the digests are read as plain sha256 and fail; another chunk size is refused', async () => {
