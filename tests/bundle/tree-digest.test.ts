@@ -13,6 +13,7 @@ import { bundleChangedSinceOpen } from '../../main/core/bundle/evidence-unchange
 import { fileDigestInScheme } from '../../main/core/bundle/scheme-file-digest.ts';
 import { fileSegments, FileTreeHasher, leafDigest, segmentDigest, TREE_SCHEME } from '../../main/core/bundle/tree-digest.ts';
 import { SafetensorsFile } from '../../main/core/bundle/safetensors-reader.ts';
+import { combineTreeParts, planTreeJobs } from '../../main/core/bundle/tree-hash-job.ts';
 import { REPO_ROOT } from '../helpers/paths.ts';
 import { writeScaleReference, type ScaleReferenceSpec } from '../scale/scale-reference.ts';
 import { editManifest, expectBundleError, readManifestJson, removeTempDirs, tempDir, writeSmallBundle } from './bundle-fixtures.ts';
@@ -199,6 +200,23 @@ describe('tree-sha256 digests', () => {
     expect(changed).toContain(file);
     expect(changed).toContain('files[1].sha256');
     expect(changed).toContain('"backbone.logits"');
+    // Bytes appended to a file (every segment still as listed) are caught too.
+    const grown = treeBundle('recheck-grown');
+    const pass = join(grown, 'pass-0000.safetensors');
+    const opened = await openBundle(grown);
+    await opened.close();
+    writeFileSync(pass, Buffer.concat([readFileSync(pass), Buffer.from([0])]));
+    expect(await bundleChangedSinceOpen(grown, null)).toContain(pass);
+  });
+
+  it('a file that grew between the planning of its segments and its hashing is refused as changed, never verified without its tail', () => {
+    const plan = planTreeJobs({ path: 'f' }, 100, [{ begin: 0, end: 100 }], CHUNK);
+    const pin = { identity: 'i', ctimeNs: '0', statAtMs: 0, fsType: 0 };
+    const leaves = [leafDigest(new Uint8Array(100))];
+    const asPlanned = combineTreeParts(plan, [{ ok: true, sha256: '', bytes: 100, size: 100, spans: [{ sha256: '', chunks: leaves }], pin }], []);
+    expect(asPlanned.ok).toBe(true);
+    const grown = combineTreeParts(plan, [{ ok: true, sha256: '', bytes: 101, size: 101, spans: [{ sha256: '', chunks: leaves }], pin }], []);
+    expect(grown).toMatchObject({ ok: false, problem: 'changed' });
   });
 
   it('the declaration: an unknown scheme or version is refused by name; without it the digests are read as plain sha256 and fail; another chunk size is refused', async () => {

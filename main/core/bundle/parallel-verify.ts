@@ -47,7 +47,15 @@ export interface HashedSpan {
 }
 
 export type HashOutcome =
-  | { readonly ok: true; readonly sha256: string; readonly bytes: number; readonly spans: readonly HashedSpan[]; readonly pin: PinEvidence }
+  | {
+      readonly ok: true;
+      readonly sha256: string;
+      readonly bytes: number;
+      /** The file's size when it was hashed (a part reads only its range of it). */
+      readonly size?: number;
+      readonly spans: readonly HashedSpan[];
+      readonly pin: PinEvidence;
+    }
   | { readonly ok: false; readonly problem: 'changed' | 'not_regular' | 'unreadable'; readonly reason: string };
 
 const HashOutcomeSchema = z.union([
@@ -55,6 +63,7 @@ const HashOutcomeSchema = z.union([
     ok: z.literal(true),
     sha256: z.string(),
     bytes: z.number(),
+    size: z.number().optional(),
     spans: z.array(z.object({ sha256: z.string(), chunks: z.array(z.string()) })),
     pin: z.object({ identity: z.string(), ctimeNs: z.string(), statAtMs: z.number(), fsType: z.number() }),
   }),
@@ -137,7 +146,7 @@ function hashFile(job) {
     const after = fs.fstatSync(fd, { bigint: true });
     if (identity(after) !== identity(info)) return { ok: false, problem: 'changed', reason: 'was written to while being hashed (its size, modification or change time moved)' };
     const pin = { identity: identity(info), ctimeNs: String(info.ctimeNs), statAtMs, fsType: fsTypeOf(job.path) };
-    return { ok: true, sha256: file === null ? '' : file.digest('hex'), bytes: at - begin, spans: spans.map((span) => ({ sha256: span.hash === null ? '' : span.hash.digest('hex'), chunks: span.chunks })), pin };
+    return { ok: true, sha256: file === null ? '' : file.digest('hex'), bytes: at - begin, size, spans: spans.map((span) => ({ sha256: span.hash === null ? '' : span.hash.digest('hex'), chunks: span.chunks })), pin };
   } catch (error) {
     return { ok: false, problem: 'unreadable', reason: 'cannot be read (' + error.message + ')' };
   } finally {

@@ -83,6 +83,16 @@ export function combineTreeParts(
   if (ok.some((outcome) => outcome.pin.identity !== first.pin.identity)) {
     return { ok: false, problem: 'changed', reason: 'was written to while being hashed (its identity differed between the parts hashed)' };
   }
+  // The segments cover the size planned (the manifest's): bytes past it would be hashed by no
+  // part, so a file that grew is refused here rather than verified without its tail.
+  const grown = ok.find((outcome) => outcome.size !== plan.size);
+  if (grown !== undefined) {
+    return {
+      ok: false,
+      problem: 'changed',
+      reason: `holds ${String(grown.size)} bytes where ${plan.size} were listed (it changed after the manifest was written)`,
+    };
+  }
   const leaves: string[][] = plan.segments.map(() => []);
   plan.owners.forEach((owners, p) =>
     owners.forEach((segment, s) => {
