@@ -164,7 +164,7 @@ export async function withOracle(
     throw callError(CALL_CODES.request, `dir: ${oracleDir} is the open reference bundle itself; an oracle is a second implementation`);
   const oracle = await open(oracleDir, { checkPadding: true });
   try {
-    const problem = incompleteRunProblem(oracle, 'oracle') ?? sameCaseProblem(reference.raw, oracle, 'oracle');
+    const problem = incompleteRunProblem(oracle, 'oracle') ?? (await sameCaseProblem(reference.raw, oracle, 'oracle'));
     if (problem !== null) throw callError(CALL_CODES.bundle, problem);
     const judged = await judgedSides(reference.raw, oracle, settings);
     return { ...reference, ...judged, rawOracle: oracle, oracleDir, info: { ...reference.info, oracleDir, oracleKind: oracle.manifest.kind } };
@@ -191,7 +191,7 @@ export async function openCandidateRun(dir: string, reference: OpenedReference, 
     throw callError(CALL_CODES.request, `dir: ${candidateDir} is the open reference bundle itself; open the run to compare with it`);
   const native = await open(candidateDir);
   try {
-    const problem = sameCaseProblem(reference.raw, native, 'candidate');
+    const problem = await sameCaseProblem(reference.raw, native, 'candidate');
     if (problem !== null) throw callError(CALL_CODES.bundle, problem);
     return native;
   } catch (error) {

@@ -5,20 +5,24 @@
 //             RSS of every process of its tree, sampled from /proc) against `sha256sum` of both
 //             bundles' files run in parallel on all cores (the floor: every byte read and hashed
 //             once per side); target <= 2x, every process <= 300 MB;
-//   compare   end to end through the bundles, digests verified (openBundle of both sides, then
-//             compareBoundary of every boundary) against a numpy script on the same files
-//             (np.fromfile at each tensor's offset, abs-max and isclose, no digests); target >= 1x.
+//   compare   what `trace-inspector compare <reference> <native>` does (runCompare: both bundles
+//             opened with every digest verified, every boundary judged) against a numpy script on
+//             the same files (np.fromfile at each tensor's offset, abs-max and isclose, no
+//             digests); target >= 1x. Printed for the tree-sha256 bundles the writers now write,
+//             and for the same bytes with plain sha256 digests (bundles written before the scheme).
 // Size: TRACE_INSPECTOR_SCALE_GIB (default 4: a 1,024-token prefill and as many decode passes
 // with KV-cache records as fill it); TRACE_INSPECTOR_SCALE_DIR (default the OS temp folder).
 //   npm run bench -- scale          TRACE_INSPECTOR_SCALE_GIB=0.3 npm run bench -- scale
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
-import { compareBoundary } from '../../main/core/compare/compare-boundary.ts';
+import { createHash } from 'node:crypto';
+import { SafetensorsFile } from '../../main/core/bundle/safetensors-reader.ts';
+import type { BundleManifest } from '../../main/core/bundle/manifest-schema.ts';
+import { runCompare } from '../../main/core/compare/compare-run.ts';
 import { CLI, TESTLIB_DIR } from '../helpers/paths.ts';
 import { scaleRunBytes, type ScaleRunSpec } from '../scale/scale-model.ts';
 import { writeScaleReference } from '../scale/scale-reference.ts';
@@ -144,26 +148,51 @@ for key, (f, off, dtype, nbytes) in ref.items():
 print(json.dumps({'seconds': time.perf_counter() - start, 'bytes': total, 'max_abs': worst, 'close': close}))
 `;
 
-async function ourCompare(referenceDir: string, nativeDir: string): Promise<{ seconds: number; openSeconds: number; passed: number; boundaries: number }> {
+/** `trace-inspector compare <reference> <native>` as the CLI runs it (runCompare), timed. */
+async function ourCompare(referenceDir: string, nativeDir: string): Promise<{ seconds: number; passed: number; boundaries: number; overall: string }> {
   const start = performance.now();
-  const [reference, native] = await Promise.all([openBundle(referenceDir), openBundle(nativeDir)]);
-  // Where the time goes: the open hashes every file (file, tensor and chunk digests, on workers);
-  // the comparison reads each tensor again without hashing it (file-pins.ts).
-  const openSeconds = (performance.now() - start) / 1000;
-  let passed = 0;
-  let boundaries = 0;
-  try {
-    for (const pass of reference.passes) {
-      for (const boundary of pass.boundaries) {
-        const result = await compareBoundary({ native, reference }, pass.index, boundary.name);
-        boundaries += 1;
-        if (result.passed) passed += 1;
-      }
-    }
-  } finally {
-    await Promise.all([reference.close(), native.close()]);
+  const result = await runCompare({
+    referenceDir,
+    candidateDir: nativeDir,
+    oracleDir: null,
+    contractsFile: null,
+    defaultContract: 'bit_exact',
+    mapFile: null,
+    baseline: false,
+    strict: false,
+    ledgerFile: null,
+  });
+  return { seconds: (performance.now() - start) / 1000, passed: result.counts.PASS, boundaries: result.compared, overall: result.seals.overall };
+}
+
+const sha256 = (data: Uint8Array): string => createHash('sha256').update(data).digest('hex');
+
+/**
+ * The bundle at `dir` as it would have been written before the tree scheme: its files hard-linked
+ * into `out`, its manifest restating every digest in plain sha256 (no `digests` declaration).
+ */
+async function plainDigestCopy(dir: string, out: string): Promise<void> {
+  mkdirSync(out, { recursive: true });
+  const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as BundleManifest;
+  const tensorDigests = new Map<string, Map<string, string>>();
+  for (const file of manifest.files) {
+    linkSync(join(dir, file.path), join(out, file.path));
+    file.sha256 = sha256(readFileSync(join(dir, file.path)));
+    const tensors = await SafetensorsFile.open(join(dir, file.path));
+    const digests = new Map<string, string>();
+    for (const tensor of tensors.tensors) digests.set(tensor.key, sha256(await tensors.readTensor(tensor.key)));
+    await tensors.close();
+    tensorDigests.set(file.path, digests);
   }
-  return { seconds: (performance.now() - start) / 1000, openSeconds, passed, boundaries };
+  for (const input of manifest.inputs) input.sha256 = tensorDigests.get(input.file)?.get(input.key) ?? '';
+  for (const pass of manifest.passes) {
+    for (const boundary of pass.boundaries) {
+      boundary.sha256 = tensorDigests.get(pass.file)?.get(boundary.key) ?? '';
+      delete boundary.chunks;
+    }
+  }
+  delete manifest.digests;
+  writeFileSync(join(out, 'manifest.json'), JSON.stringify(manifest));
 }
 
 export async function benchScale(): Promise<string[]> {
@@ -213,10 +242,22 @@ export async function benchScale(): Promise<string[]> {
     );
     lines.push(`gate peak RSS per process: ${perProcess} [target every process <= ${mb(TARGETS.rssBytes)}: ${met(worst <= TARGETS.rssBytes)}]`);
 
+    // Old-scheme bundles of the same bytes: the reference written with plain sha256 digests, the
+    // native run's files linked under a manifest restating its digests in plain sha256.
+    const plainReference = writeScaleReference(join(root, 'reference-sha256'), {
+      ...spec,
+      caseId: 'scale',
+      chunkBytes: DEFAULT_CHUNK_DIGEST_BYTES,
+      digests: 'sha256',
+    });
+    const plainNative = join(root, 'native-sha256');
+    await plainDigestCopy(nativeDir, plainNative);
+
     start = performance.now();
     const numpyRun = spawnSync('/usr/bin/python3', ['-c', NUMPY_SCRIPT, reference.dir, nativeDir], { encoding: 'utf8', maxBuffer: 1 << 20 });
     const numpyWall = (performance.now() - start) / 1000;
     const ours = await ourCompare(reference.dir, nativeDir);
+    const old = await ourCompare(plainReference.dir, plainNative);
     if (numpyRun.status !== 0) {
       lines.push(
         `compare: ours ${fmt(ours.seconds, 1)} s (${ours.passed}/${ours.boundaries} passed); numpy baseline failed: ${numpyRun.stderr.trim().split('\n').pop() ?? ''}`,
@@ -225,11 +266,18 @@ export async function benchScale(): Promise<string[]> {
       const numpy = JSON.parse(numpyRun.stdout.trim()) as { seconds: number; bytes: number; close: boolean };
       const bytes = 2 * numpy.bytes;
       lines.push(
-        `compare end to end (both bundles opened with every digest verified, every boundary compared): ${fmt(ours.seconds, 1)} s = ${fmt(bytes / 1e9 / ours.seconds)} GB/s ` +
-          `(open ${fmt(ours.openSeconds, 1)} s, comparison ${fmt(ours.seconds - ours.openSeconds, 1)} s) ` +
-          `(${ours.passed}/${ours.boundaries} passed); numpy (fromfile + abs-max + isclose, no digests) ${fmt(numpy.seconds, 1)} s in-script, ${fmt(numpyWall, 1)} s with start-up ` +
-          `= ${fmt(bytes / 1e9 / numpy.seconds)} GB/s; ratio ${fmt(numpy.seconds / ours.seconds)}x numpy [target >= ${TARGETS.compareVsNumpy}x: ${met(numpy.seconds / ours.seconds >= TARGETS.compareVsNumpy)}]`,
+        `numpy (fromfile + abs-max + isclose, no digests): ${fmt(numpy.seconds, 2)} s in-script, ${fmt(numpyWall, 1)} s with start-up = ${fmt(bytes / 1e9 / numpy.seconds)} GB/s of both bundles`,
       );
+      for (const [label, run] of [
+        ['tree-sha256 bundles', ours],
+        ['plain-sha256 bundles (written before the scheme)', old],
+      ] as const) {
+        lines.push(
+          `compare end to end, ${label} (runCompare: every digest verified, every boundary judged, ${run.passed}/${run.boundaries} PASS, ${run.overall}): ` +
+            `${fmt(run.seconds, 2)} s = ${fmt(bytes / 1e9 / run.seconds)} GB/s; ratio ${fmt(numpy.seconds / run.seconds)}x numpy ` +
+            `[target >= ${TARGETS.compareVsNumpy}x: ${met(numpy.seconds / run.seconds >= TARGETS.compareVsNumpy)}]`,
+        );
+      }
     }
   } finally {
     rmSync(root, { recursive: true, force: true });

@@ -7,6 +7,8 @@ import type { DType } from '../../main/core/bundle/dtype.ts';
 import { BundleError, type BundleErrorCode } from '../../main/core/bundle/errors.ts';
 import type { BundleManifest } from '../../main/core/bundle/manifest-schema.ts';
 import { NativeBundleWriter, type CaptureRecord, type NativeCaptureHeader } from '../../main/core/bundle/native-bundle-writer.ts';
+import { MAX_HEADER_BYTES, parseSafetensorsHeader } from '../../main/core/bundle/safetensors-header.ts';
+import { fileSegments, FileTreeHasher, schemeOf, type DigestScheme } from '../../main/core/bundle/tree-digest.ts';
 import { tempDirTracker } from '../helpers/paths.ts';
 import { xorshift32 } from '../helpers/random.ts';
 
@@ -106,13 +108,38 @@ export function editManifest(dir: string, edit: (manifest: Record<string, unknow
   writeFileSync(join(dir, 'manifest.json'), JSON.stringify(manifest, null, 2));
 }
 
-/** Replaces a data file and updates its files[] entry, so only the intended fault remains. */
+/**
+ * A file's digest in a bundle's scheme: plain sha256, or the tree over the segments of its
+ * header when the safetensors rules accept it (else the whole file is one segment), as the
+ * reader's verification cuts it (verify-bundle-files.ts).
+ */
+export function fileDigestOf(content: Uint8Array, scheme: DigestScheme): string {
+  if (scheme.kind === 'sha256') return sha256(content);
+  let layout: { dataStart: number; tensors: readonly { begin: number; end: number }[] } | null = null;
+  try {
+    const length = content.byteLength >= 8 ? Number(Buffer.from(content.buffer, content.byteOffset, 8).readBigUInt64LE(0)) : -1;
+    if (length >= 0 && length <= MAX_HEADER_BYTES && 8 + length <= content.byteLength) {
+      const header = parseSafetensorsHeader(content.subarray(8, 8 + length), content.byteLength - 8 - length, 'file');
+      layout = { dataStart: 8 + length, tensors: header.tensors };
+    }
+  } catch (error) {
+    if (!(error instanceof BundleError)) throw error;
+  }
+  const hasher = new FileTreeHasher(
+    scheme.chunkBytes,
+    fileSegments(content.byteLength, layout?.dataStart ?? null, layout?.tensors ?? []).map((segment) => segment.end),
+  );
+  hasher.update(content);
+  return hasher.digest();
+}
+
+/** Replaces a data file and updates its files[] entry (in the bundle's digest scheme), so only the intended fault remains. */
 export function replaceDataFile(dir: string, relPath: string, content: Uint8Array): void {
   writeFileSync(join(dir, relPath), content);
   editManifest(dir, (manifest) => {
     const entry = manifest.files.find((file) => file.path === relPath);
     if (entry === undefined) throw new Error(`no files[] entry ${relPath}`);
-    entry.sha256 = sha256(content);
+    entry.sha256 = fileDigestOf(content, schemeOf(manifest));
     entry.bytes = statSync(join(dir, relPath)).size;
   });
 }

@@ -11,6 +11,7 @@ import type { DType } from '../../main/core/bundle/dtype.ts';
 import { contiguousStrides, layoutOf } from '../../main/core/bundle/layout.ts';
 import type { BundleManifest, Contract } from '../../main/core/bundle/manifest-schema.ts';
 import { writeAllSync, writeSafetensorsFile, type SpilledTensor } from '../../main/core/bundle/safetensors-writer.ts';
+import { treeDeclaration, type DigestScheme } from '../../main/core/bundle/tree-digest.ts';
 import { faithfulContract } from '../helpers/contracts.ts';
 import { fillRecord, promptSeed, scalePasses, type ScaleRecord, type ScaleRunSpec } from './scale-model.ts';
 
@@ -33,6 +34,12 @@ export interface ScaleReferenceSpec extends ScaleRunSpec {
   readonly caseId: string;
   /** State a sha256 per chunk of this many bytes beside each tensor's digest (chunk-digests.ts); absent: none. */
   readonly chunkBytes?: number;
+  /**
+   * 'tree' (default): the tree-sha256 scheme (tree-digest.ts), every byte hashed once as the
+   * files are written, chunks of `chunkBytes` (default 4 MiB); 'sha256': plain digests, as
+   * bundles written before the scheme (each record hashed, then each file).
+   */
+  readonly digests?: 'tree' | 'sha256';
   /** Called with each record's values before they are hashed (tests plant a deliberate error). */
   readonly edit?: (pass: number, name: string, data: Uint8Array) => void;
 }
@@ -52,6 +59,9 @@ export function writeScaleReference(dir: string, spec: ScaleReferenceSpec): Writ
   const buffer = new Uint8Array(largest + (4 - (largest % 4)));
   const files: BundleManifest['files'] = [];
   let total = 0;
+  const tree = (spec.digests ?? 'tree') === 'tree';
+  const treeChunkBytes = spec.chunkBytes ?? DEFAULT_CHUNK_DIGEST_BYTES;
+  const digestScheme: DigestScheme = tree ? { kind: 'tree', chunkBytes: treeChunkBytes } : { kind: 'sha256' };
 
   const weightsData = new TextEncoder().encode('the scale engine reads no weights\n');
   writeFileSync(join(dir, 'weights.bin'), weightsData);
@@ -63,6 +73,7 @@ export function writeScaleReference(dir: string, spec: ScaleReferenceSpec): Writ
   const inputsFile = writeSafetensorsFile(
     join(dir, 'inputs.safetensors'),
     inputs.map((input) => ({ key: input.name, dtype: input.dtype, shape: input.shape, data: input.data })),
+    { digestScheme },
   );
   files.push({ path: 'inputs.safetensors', sha256: inputsFile.sha256, bytes: inputsFile.bytes });
 
@@ -90,14 +101,23 @@ export function writeScaleReference(dir: string, spec: ScaleReferenceSpec): Writ
           strides,
           layout: layoutOf(record.shape, strides),
           key: record.boundary.name,
-          sha256: sha256(data),
+          // Under the tree scheme the digests come from the file's one pass (below).
+          sha256: tree ? '' : sha256(data),
           byte_length: data.byteLength,
           valid: null,
           contract: record.boundary.dtype === 'F32' ? F32_CONTRACT : EXACT_CONTRACT,
-          ...(spec.chunkBytes === undefined ? {} : { chunks: { bytes: spec.chunkBytes, sha256: chunkDigestsOf(data, spec.chunkBytes) } }),
+          ...(spec.chunkBytes === undefined || tree ? {} : { chunks: { bytes: spec.chunkBytes, sha256: chunkDigestsOf(data, spec.chunkBytes) } }),
         });
       }
-      const written = writeSafetensorsFile(join(dir, file), spilled, { dataOrder: 'given' });
+      const written = writeSafetensorsFile(join(dir, file), spilled, { dataOrder: 'given', digestScheme });
+      if (tree) {
+        for (const boundary of boundaries) {
+          const digest = written.tensorDigests.get(boundary.key);
+          if (digest === undefined) throw new Error(`internal: no digest of ${boundary.key}`);
+          boundary.sha256 = digest.sha256;
+          if (spec.chunkBytes !== undefined) boundary.chunks = { bytes: treeChunkBytes, sha256: [...digest.chunks] };
+        }
+      }
       files.push({ path: file, sha256: written.sha256, bytes: written.bytes });
       total += position;
     } finally {
@@ -129,11 +149,12 @@ export function writeScaleReference(dir: string, spec: ScaleReferenceSpec): Writ
       shape: input.shape,
       file: 'inputs.safetensors',
       key: input.name,
-      sha256: sha256(input.data),
+      sha256: tree ? (inputsFile.tensorDigests.get(input.name)?.sha256 ?? '') : sha256(input.data),
     })),
     passes: manifestPasses,
     known_gaps: [],
     files,
+    ...(tree ? { digests: treeDeclaration(treeChunkBytes) } : {}),
   };
   writeFileSync(join(dir, 'manifest.json'), `${JSON.stringify(manifest, null, 1)}\n`);
   return { dir, bytes: total, engineOptions: spec.kvCache ? { 'scale.kv_cache': '1' } : {} };

@@ -7,9 +7,10 @@
 import { realpath, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { JOURNAL_FILE_NAME } from './capture-journal.ts';
-import { chunkDigestsOf, chunksCovering } from './chunk-digests.ts';
-import { sha256Bytes, sha256File, createSha256 } from './digest.ts';
-import { pinOf, recordManifestDigest } from './file-pins.ts';
+import { chunksCovering } from './chunk-digests.ts';
+import { sha256Bytes, sha256File } from './digest.ts';
+import { chunkDigestOf, schemeOf, streamDigest, tensorDigestOf, type DigestScheme } from './tree-digest.ts';
+import { pinOf, recordManifestDigest, REHASH_ENV } from './file-pins.ts';
 import { parsedManifest, rememberParsedManifest } from './parsed-manifests.ts';
 import type { DType } from './dtype.ts';
 import { BundleError, formatFieldPath, type BundleIssue } from './errors.ts';
@@ -32,8 +33,14 @@ export interface OpenBundleOptions {
   /**
    * 'files' (default): hash every listed file and compare with files[].sha256 before returning.
    * 'none': only existence and sizes (the per-tensor sha256 is still checked on every read).
+   * 'deferred': every file is hashed on the worker pool while the caller already reads (a
+   * comparison runs beside the verification instead of after it): reads before the verification
+   * ends are not hashed, their file's identity is recorded instead, and nothing read may be
+   * concluded from until `settleVerification()` has resolved true (every digest matched, every
+   * file read was pinned with the identity it was read under). TRACE_INSPECTOR_REHASH=always
+   * makes it 'files'.
    */
-  readonly verify?: 'files' | 'none';
+  readonly verify?: 'files' | 'none' | 'deferred';
   /**
    * The bundle is evidence a run is judged against (a reference or an oracle, opened by the gate,
    * capture or the app): check that its own padding past `valid` keeps the declared policy
@@ -74,7 +81,29 @@ export interface TraceBundle {
   readBoundaryRange(passIndex: number, name: string, begin: number, end: number): Promise<Uint8Array>;
   input(name: string): InputEntry | undefined;
   readInput(name: string): Promise<TensorData>;
+  /**
+   * Opened with verify 'deferred': waits for the verification of every file and rejects with its
+   * first problem (E_DIGEST naming the file and field); resolves false when a file read before
+   * the verification ended cannot be proven to hold the bytes verified (it changed, or its pin is
+   * not trusted: read it again), true otherwise. Other bundles (and views over one): absent or
+   * true at once.
+   */
+  settleVerification?(): Promise<boolean>;
+  /**
+   * A boundary read window by window straight into the caller's buffers, without hashing, when
+   * its file is verified and pinned (or being verified: settleVerification), else null (read it
+   * with readBoundaryChunks, which hashes). `finish` checks that the file was not written to
+   * meanwhile (E_DIGEST naming the tensor); every opened reader is finished or aborted.
+   */
+  boundaryWindows?(passIndex: number, name: string): Promise<BoundaryWindows | null>;
   close(): Promise<void>;
+}
+
+export interface BoundaryWindows {
+  /** Fills `dest` with the boundary's bytes from byte `offset` on. */
+  read(offset: number, dest: Uint8Array): Promise<void>;
+  finish(): Promise<void>;
+  abort(): Promise<void>;
 }
 
 interface TensorLocation {
@@ -144,10 +173,16 @@ export async function openBundleFromManifest(
     }
   }
   // Every file, its tensors and their chunk digests, hashed on worker threads in one read each.
-  if (verify === 'files') await verifyBundleFiles(manifest, realPaths, display);
+  const deferred = verify === 'deferred' && process.env[REHASH_ENV] !== 'always';
+  if (verify === 'files' || (verify === 'deferred' && !deferred)) await verifyBundleFiles(manifest, realPaths, display);
+  let verification: Promise<void> | null = null;
+  if (deferred) {
+    verification = verifyBundleFiles(manifest, realPaths, display);
+    verification.catch(() => undefined); // settled by settleVerification (or dropped with the bundle)
+  }
 
   const locations = await crossCheckHeaders(manifest, realPaths, display);
-  const reader = new BundleReader(manifest, resolve(dir), manifestPath, realPaths, locations, display);
+  const reader = new BundleReader(manifest, resolve(dir), manifestPath, realPaths, locations, display, verification);
   if (options.checkPadding === true && manifest.kind !== 'native') {
     // A reference or oracle is the truth a run is judged against: its own padding must keep
     // the policy it declares (a native bundle's padding is judged by the comparison instead).
@@ -323,6 +358,11 @@ class BundleReader implements TraceBundle {
   private readonly openFiles = new Map<string, { file: Promise<SafetensorsFile>; users: number }>();
   private readonly fileDigests: ReadonlyMap<string, string>;
   private readonly boundariesByName = new Map<number, Map<string, BoundaryEntry>>();
+  /** The manifest's digest scheme: how a tensor or chunk read is hashed to check it. */
+  private readonly scheme: DigestScheme;
+  /** While a deferred verification runs: the identities each file (bundle-relative) was read under. */
+  private readonly readUnder = new Map<string, Set<string>>();
+  private verificationDone = false;
 
   constructor(
     readonly manifest: BundleManifest,
@@ -331,9 +371,11 @@ class BundleReader implements TraceBundle {
     private readonly realPaths: ReadonlyMap<string, string>,
     private readonly locations: ReadonlyMap<string, TensorLocation>,
     private readonly display: (relPath: string) => string,
+    private readonly verification: Promise<void> | null = null,
   ) {
     this.passes = manifest.passes;
     this.fileDigests = new Map(manifest.files.map((entry) => [entry.path, entry.sha256]));
+    this.scheme = schemeOf(manifest);
   }
 
   boundary(passIndex: number, name: string): BoundaryEntry | undefined {
@@ -363,22 +405,55 @@ class BundleReader implements TraceBundle {
     const location = this.locate(passIndex, name);
     const file = await this.acquire(location);
     try {
-      const pinned = await this.pinnedIdentity(location, file);
+      const pinned = (await this.pinnedIdentity(location, file)) ?? (await this.provisionalIdentity(location, file));
       if (pinned !== null) {
-        // Verified at open and unchanged since: the bytes are read once, not hashed again.
+        // Verified at open and unchanged since (or being verified: settleVerification proves it): the bytes are read once, not hashed again.
         for await (const chunk of file.readTensorChunks(location.key, chunkBytes)) yield chunk;
         if ((await file.identity()) !== pinned) throw this.changedWhileRead(location);
         return;
       }
-      const hash = createSha256();
+      const hash = streamDigest(this.scheme);
       for await (const chunk of file.readTensorChunks(location.key, chunkBytes)) {
         hash.update(chunk);
         yield chunk;
       }
-      this.checkDigest(location, hash.digest('hex'));
+      this.checkDigest(location, hash.digest());
     } finally {
       await this.release(location.file);
     }
+  }
+
+  async boundaryWindows(passIndex: number, name: string): Promise<BoundaryWindows | null> {
+    this.requireBoundary(passIndex, name);
+    const location = this.locate(passIndex, name);
+    const file = await this.acquire(location);
+    let pinned: string | null;
+    try {
+      pinned = (await this.pinnedIdentity(location, file)) ?? (await this.provisionalIdentity(location, file));
+    } catch (error) {
+      await this.release(location.file);
+      throw error;
+    }
+    if (pinned === null) {
+      await this.release(location.file);
+      return null;
+    }
+    let open = true;
+    const release = async (): Promise<void> => {
+      if (open) await this.release(location.file);
+      open = false;
+    };
+    return {
+      read: (offset, dest) => file.readTensorInto(location.key, offset, dest),
+      finish: async () => {
+        try {
+          if ((await file.identity()) !== pinned) throw this.changedWhileRead(location);
+        } finally {
+          await release();
+        }
+      },
+      abort: release,
+    };
   }
 
   async readBoundaryRange(passIndex: number, name: string, begin: number, end: number): Promise<Uint8Array> {
@@ -399,7 +474,8 @@ class BundleReader implements TraceBundle {
     } finally {
       await this.release(location.file);
     }
-    chunkDigestsOf(data, chunkBytes).forEach((actual, i) => {
+    for (let i = 0; i * chunkBytes < data.byteLength; i++) {
+      const actual = chunkDigestOf(data.subarray(i * chunkBytes, Math.min((i + 1) * chunkBytes, data.byteLength)), this.scheme);
       const chunk = first + i;
       if (actual !== digests[chunk]) {
         throw new BundleError(
@@ -409,7 +485,7 @@ class BundleReader implements TraceBundle {
           `tensor "${location.key}", chunk ${chunk}: ${MANIFEST_FILE_NAME} lists sha256 ${digests[chunk] ?? '(none)'}, its bytes hash to ${actual}`,
         );
       }
-    });
+    }
     return data.slice(begin - from, end - from);
   }
 
@@ -444,9 +520,9 @@ class BundleReader implements TraceBundle {
   private async readVerified(location: TensorLocation): Promise<Uint8Array> {
     const file = await this.acquire(location);
     try {
-      const pinned = await this.pinnedIdentity(location, file);
+      const pinned = (await this.pinnedIdentity(location, file)) ?? (await this.provisionalIdentity(location, file));
       const data = await file.readTensor(location.key);
-      if (pinned === null) this.checkDigest(location, sha256Bytes(data));
+      if (pinned === null) this.checkDigest(location, tensorDigestOf(data, this.scheme));
       else if ((await file.identity()) !== pinned) throw this.changedWhileRead(location);
       return data;
     } finally {
@@ -464,6 +540,34 @@ class BundleReader implements TraceBundle {
     const pin = pinOf(this.realPaths.get(location.file) as string);
     if (pin === undefined || pin.sha256 !== this.fileDigests.get(location.file) || pin.tensors.get(location.key) !== location.sha256) return null;
     return (await file.identity()) === pin.identity ? pin.identity : null;
+  }
+
+  /**
+   * While a deferred verification of the bundle runs: the identity the file is read under, which
+   * settleVerification then requires to be the one its verification pinned; null once it ended.
+   */
+  private async provisionalIdentity(location: TensorLocation, file: SafetensorsFile): Promise<string | null> {
+    if (this.verification === null || this.verificationDone) return null;
+    const identity = await file.identity();
+    const seen = this.readUnder.get(location.file) ?? new Set<string>();
+    seen.add(identity);
+    this.readUnder.set(location.file, seen);
+    return identity;
+  }
+
+  async settleVerification(): Promise<boolean> {
+    if (this.verification === null) return true;
+    try {
+      await this.verification;
+    } finally {
+      this.verificationDone = true;
+    }
+    for (const [file, identities] of this.readUnder) {
+      const pin = pinOf(this.realPaths.get(file) as string);
+      if (pin === undefined || pin.sha256 !== this.fileDigests.get(file)) return false;
+      for (const identity of identities) if (identity !== pin.identity) return false;
+    }
+    return true;
   }
 
   private changedWhileRead(location: TensorLocation): BundleError {

@@ -25,6 +25,7 @@
 // process interrupted (a torn record). Each frame's crc32 is checked on top of that, so bytes
 // that changed after they were appended are refused too.
 import { createHash, hash as oneShotHash } from 'node:crypto';
+import { FileTreeHasher, PLAIN_SHA256, type DigestScheme } from './tree-digest.ts';
 import { closeSync, openSync, readSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
@@ -419,15 +420,15 @@ function zerosFrom(reader: SpillReader, offset: number): boolean {
 const sha256Hex: (data: Uint8Array) => string =
   typeof oneShotHash === 'function' ? (data) => oneShotHash('sha256', data, 'hex') : (data) => createHash('sha256').update(data).digest('hex');
 
-/** Output through one buffer: few large writes, the whole-file sha256 computed as it goes. */
+/** Output through one buffer: few large writes, the whole-file digest computed as it goes. */
 class BufferedOutput {
   private used = 0;
   position = 0;
-  readonly hash = createHash('sha256');
 
   constructor(
     private readonly fd: number,
     private readonly buffer: Buffer,
+    readonly hash: { update(bytes: Uint8Array): unknown },
   ) {}
 
   put(bytes: Uint8Array): void {
@@ -522,9 +523,19 @@ export function encodePassHeader(frames: readonly SpillFrame[]): { prefix: Buffe
  * it is copied (E_JOURNAL naming the spill and the frame when the spill changed since the frame
  * was appended) and hashed for the manifest.
  */
-export function writePassFile(path: string, reader: SpillReader, frames: readonly SpillFrame[], buffers: SealBuffers = {}): WrittenPassFile {
+export function writePassFile(
+  path: string,
+  reader: SpillReader,
+  frames: readonly SpillFrame[],
+  buffers: SealBuffers = {},
+  scheme: DigestScheme = PLAIN_SHA256,
+): WrittenPassFile {
   const encoded = encodePassHeader(frames);
   const dataBytes = encoded.dataBytes;
+  // Under the tree scheme the file's one pass (header, then every frame's data, each a segment)
+  // yields the file's digest and every tensor's: no per-tensor sha256 beside it.
+  const tree = scheme.kind === 'tree' ? new FileTreeHasher(scheme.chunkBytes, treeCuts(encoded.prefix.length, frames)) : null;
+  const plain = tree === null ? createHash('sha256') : null;
   let fd: number;
   try {
     fd = openSync(path, 'wx');
@@ -539,7 +550,7 @@ export function writePassFile(path: string, reader: SpillReader, frames: readonl
   try {
     const wanted = Math.max(64 * 1024, Math.min(4 * 1024 * 1024, encoded.prefix.length + dataBytes));
     if (buffers.output === undefined || buffers.output.length < wanted) buffers.output = Buffer.allocUnsafeSlow(wanted);
-    output = new BufferedOutput(fd, buffers.output);
+    output = new BufferedOutput(fd, buffers.output, tree ?? (plain as ReturnType<typeof createHash>));
     output.put(encoded.prefix);
     const changed = (frame: SpillFrame, seen: number): BundleError =>
       new BundleError(
@@ -556,19 +567,19 @@ export function writePassFile(path: string, reader: SpillReader, frames: readonl
         // The data in one piece (the usual case): checked, hashed and copied in one call each.
         const data = reader.buffer.subarray(at, at + frame.byteLength);
         if (crc32(data, frame.headerCrc) !== frame.crc) throw changed(frame, frame.byteLength);
-        tensorSha256.push(sha256Hex(data));
+        if (tree === null) tensorSha256.push(sha256Hex(data));
         output.put(data);
         continue;
       }
       let running = frame.headerCrc;
-      const hash = createHash('sha256');
+      const hash = tree === null ? createHash('sha256') : null;
       const seen = reader.chunks(frame.dataOffset, frame.byteLength, (chunk) => {
         running = crc32(chunk, running);
-        hash.update(chunk);
+        hash?.update(chunk);
         output.put(chunk);
       });
       if (seen !== frame.byteLength || running !== frame.crc) throw changed(frame, seen);
-      tensorSha256.push(hash.digest('hex'));
+      if (hash !== null) tensorSha256.push(hash.digest('hex'));
     }
     output.flush();
     closeSync(fd);
@@ -577,7 +588,24 @@ export function writePassFile(path: string, reader: SpillReader, frames: readonl
     unlinkSync(path);
     throw error;
   }
-  return { bytes: output.position, sha256: output.hash.digest('hex'), tensorSha256 };
+  if (tree === null) return { bytes: output.position, sha256: (plain as ReturnType<typeof createHash>).digest('hex'), tensorSha256 };
+  const sha256 = tree.digest();
+  let begin = encoded.prefix.length;
+  for (const frame of frames) {
+    const segment = tree.segmentAt(begin, begin + frame.byteLength);
+    if (segment === undefined) throw new Error(`internal: frame ${frame.seq} of ${path} is no segment of its tree`);
+    tensorSha256.push(segment.digest);
+    begin += frame.byteLength;
+  }
+  return { bytes: output.position, sha256, tensorSha256 };
+}
+
+/** Where a pass file's tree segments end: the header, then each frame's data in order. */
+function treeCuts(prefixBytes: number, frames: readonly SpillFrame[]): number[] {
+  const cuts = [prefixBytes];
+  let at = prefixBytes;
+  for (const frame of frames) cuts.push((at += frame.byteLength));
+  return cuts;
 }
 
 /** A sealed pass: its file entry and its boundaries as the journal keeps them. */
@@ -586,9 +614,16 @@ export interface SealedFrames {
   readonly boundaries: JournalBoundary[];
 }
 
-/** Writes `dir/fileName` from whole frames (writePassFile) and describes what it holds. */
-export function sealFrames(dir: string, fileName: string, reader: SpillReader, frames: readonly SpillFrame[], buffers?: SealBuffers): SealedFrames {
-  const written = writePassFile(join(dir, fileName), reader, frames, buffers);
+/** Writes `dir/fileName` from whole frames (writePassFile), digests in `scheme`, and describes what it holds. */
+export function sealFrames(
+  dir: string,
+  fileName: string,
+  reader: SpillReader,
+  frames: readonly SpillFrame[],
+  buffers?: SealBuffers,
+  scheme: DigestScheme = PLAIN_SHA256,
+): SealedFrames {
+  const written = writePassFile(join(dir, fileName), reader, frames, buffers, scheme);
   return {
     file: { path: fileName, sha256: written.sha256, bytes: written.bytes },
     boundaries: frames.map((frame, i) => ({

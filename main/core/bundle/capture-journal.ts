@@ -8,6 +8,7 @@
 // a record costs one append, not an append plus a journal line.
 import { z } from 'zod';
 import { DTypeSchema } from './dtype.ts';
+import { DigestDeclarationSchema } from './tree-digest.ts';
 import { BundleError } from './errors.ts';
 import {
   CaseSchema,
@@ -55,6 +56,8 @@ export const JournalHeaderSchema = z.strictObject({
   inputs: z.array(InputEntrySchema),
   known_gaps: z.array(KnownGapSchema),
   inputs_file: FileEntrySchema,
+  /** The digest scheme the capture writes (tree-digest.ts); absent: plain sha256. */
+  digests: DigestDeclarationSchema.optional(),
 });
 export type JournalHeader = z.infer<typeof JournalHeaderSchema>;
 

@@ -8,6 +8,7 @@ import { BundleError, formatFieldPath, type BundleErrorCode, type BundleIssue } 
 import { isRowMajor } from './layout.ts';
 import { checkBundlePath } from './path-confinement.ts';
 import { issuesFromZod } from './zod-issues.ts';
+import { DigestDeclarationSchema, segmentDigest } from './tree-digest.ts';
 
 export const BUNDLE_SCHEMA_NAME = 'trace-inspector.bundle';
 export const BUNDLE_SCHEMA_VERSION = 1;
@@ -319,6 +320,11 @@ export const BundleManifestSchema = z.strictObject({
    * says what a manifest without the map declares).
    */
   audio: z.record(NonEmptyString, AudioDeclarationSchema).optional(),
+  /**
+   * The digest scheme of every digest the manifest states (tree-digest.ts). Absent: plain sha256
+   * of the bytes, as every bundle written before the scheme existed.
+   */
+  digests: DigestDeclarationSchema.optional(),
 });
 export type BundleManifest = z.infer<typeof BundleManifestSchema>;
 
@@ -523,6 +529,7 @@ function semanticIssues(manifest: BundleManifest): BundleIssue[] {
       names.add(boundary.name);
       claimKey([...at, 'key'], pass.file, boundary.key);
       checkBoundaryTensor(boundary, at, out);
+      checkTreeChunks(manifest, boundary, at, out);
       checkAudioBounds(boundary, at, out);
       if (audioBoundsOf(boundary.contract) !== null && manifest.audio !== undefined && !Object.hasOwn(manifest.audio, boundary.name)) {
         out.add(
@@ -593,6 +600,30 @@ function checkBoundaryTensor(boundary: BoundaryEntry, at: readonly PropertyKey[]
     const extent = shape[axis];
     if (extent === undefined) out.add('E_SHAPE', [...at, 'valid', 'axis'], `axis ${axis} does not exist in shape [${shape.join(', ')}]`);
     else if (length > extent) out.add('E_SHAPE', [...at, 'valid', 'length'], `${length} exceeds the extent ${extent} of axis ${axis}`);
+  }
+}
+
+/**
+ * Under the tree scheme a boundary's chunk list is the leaves of its digest: same chunk size as
+ * declared, and the list must hash to the tensor's sha256, so a range read that checks only its
+ * chunks is bound to the tensor's digest (a list edited to match edited bytes is caught here).
+ */
+function checkTreeChunks(manifest: BundleManifest, boundary: BoundaryEntry, at: readonly PropertyKey[], out: IssueList): void {
+  const declared = manifest.digests;
+  const chunks = boundary.chunks;
+  if (declared === undefined || chunks === undefined) return;
+  if (chunks.bytes !== declared.chunk_bytes) {
+    out.add('E_MANIFEST_SCHEMA', [...at, 'chunks', 'bytes'], `is ${chunks.bytes}; the manifest's digests declare chunks of ${declared.chunk_bytes} bytes`);
+    return;
+  }
+  if (chunkListProblem(chunks, boundary.byte_length) !== null) return; // named by checkBoundaryTensor
+  const root = segmentDigest(boundary.byte_length, chunks.bytes, chunks.sha256);
+  if (root !== boundary.sha256) {
+    out.add(
+      'E_DIGEST',
+      [...at, 'chunks', 'sha256'],
+      `the chunk digests make the tensor digest ${root}, the boundary's sha256 is ${boundary.sha256} (the list or the digest was edited)`,
+    );
   }
 }
 

@@ -9,6 +9,7 @@ import { GuardedReadError, readRegularFileSync } from '../io/guarded-read.ts';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { scanSpill, sealFrames, SpillReader } from './capture-frame.ts';
+import { schemeOf, type DigestScheme } from './tree-digest.ts';
 import {
   JOURNAL_FILE_NAME,
   MAX_JOURNAL_BYTES,
@@ -103,7 +104,7 @@ export function recoverNativeBundle(dir: string, runInput: RecoveryRunOutcome): 
     endPass(mode) {
       const pass = passes.at(-1);
       if (pass === undefined || pass.sealed !== null) return;
-      const seal = sealFromSpill(dir, pass, mode);
+      const seal = sealFromSpill(dir, pass, schemeOf(header), mode);
       appendJournal(journalPath, seal.line);
       pass.sealed = seal.line;
       notes.push(seal.note);
@@ -114,7 +115,7 @@ export function recoverNativeBundle(dir: string, runInput: RecoveryRunOutcome): 
   let lastRecord: { pass: number; name: string } | null = null;
   for (const pass of passes) {
     if (pass.sealed === null) {
-      const seal = sealFromSpill(dir, pass);
+      const seal = sealFromSpill(dir, pass, schemeOf(header));
       appendJournal(journalPath, seal.line);
       pass.sealed = seal.line;
       notes.push(seal.note);
@@ -170,7 +171,7 @@ function replay(lines: readonly JournalLine[], journalPath: string): ReplayedPas
  * Seals an unsealed pass from the whole frames at the start of its spill (none when the spill
  * is missing). A pass file without a journaled seal was cut short (or never trusted): rebuilt.
  */
-function sealFromSpill(dir: string, pass: ReplayedPass, mode: PassMode | null = null): { line: JournalPassSealed; note: string } {
+function sealFromSpill(dir: string, pass: ReplayedPass, scheme: DigestScheme, mode: PassMode | null = null): { line: JournalPassSealed; note: string } {
   const fileName = passFileName(pass.index);
   const target = join(dir, fileName);
   if (existsSync(target)) unlinkSync(target);
@@ -179,7 +180,7 @@ function sealFromSpill(dir: string, pass: ReplayedPass, mode: PassMode | null = 
   try {
     const reader = new SpillReader(fd ?? -1, fd === null ? 0 : fstatSync(fd).size, spillPath);
     const scan = scanSpill(reader, pass.index, true);
-    const sealed = sealFrames(dir, fileName, reader, scan.frames);
+    const sealed = sealFrames(dir, fileName, reader, scan.frames, undefined, scheme);
     const kept = scan.frames.length;
     let torn = '';
     if (scan.torn !== null) {

@@ -31,7 +31,8 @@ import {
 } from './capture-journal.ts';
 import { CAPTURE_LOCK_FILE_NAME } from './capture-lock.ts';
 import { FileSpillLog, type SpillLog, type SpillLogFactory } from './capture-spill.ts';
-import { sha256Bytes } from './digest.ts';
+import { DEFAULT_CHUNK_DIGEST_BYTES } from './chunk-digests.ts';
+import { schemeOf, treeDeclaration, type DigestScheme } from './tree-digest.ts';
 import { DTYPE_SIZE, DTypeSchema, elementCount, type DType } from './dtype.ts';
 import { BundleError, formatFieldPath } from './errors.ts';
 import {
@@ -154,14 +155,17 @@ export class NativeBundleWriter {
     });
 
     prepareEmptyTarget(dir);
-    const written = writeSafetensorsFile(join(dir, INPUTS_FILE_NAME), inputs);
+    // Every digest in the tree scheme (tree-digest.ts): each byte hashed once, on the capture
+    // writer's thread, the file's digest and its tensors' from the same pass.
+    const scheme: DigestScheme = { kind: 'tree', chunkBytes: DEFAULT_CHUNK_DIGEST_BYTES };
+    const written = writeSafetensorsFile(join(dir, INPUTS_FILE_NAME), inputs, { digestScheme: scheme });
     const inputEntries: InputEntry[] = inputs.map((input) => ({
       name: input.key,
       dtype: input.dtype,
       shape: input.shape,
       file: INPUTS_FILE_NAME,
       key: input.key,
-      sha256: sha256Bytes(input.data),
+      sha256: written.tensorDigests.get(input.key)?.sha256 ?? '',
     }));
     const journalHeader: JournalHeader = {
       t: 'header',
@@ -171,6 +175,7 @@ export class NativeBundleWriter {
       inputs: inputEntries,
       known_gaps: spec.known_gaps ?? [],
       inputs_file: { path: INPUTS_FILE_NAME, sha256: written.sha256, bytes: written.bytes },
+      digests: treeDeclaration(scheme.chunkBytes),
     };
     const journalFd = openSync(join(dir, JOURNAL_FILE_NAME), 'ax');
     const writer = new NativeBundleWriter(dir, journalHeader, journalFd, options.spillLog?.() ?? new FileSpillLog());
@@ -263,7 +268,7 @@ export class NativeBundleWriter {
         `holds ${scan.frames.length} whole frames where ${pass.records} were appended${scan.torn === null ? '' : ` (${scan.torn.reason} at byte ${scan.torn.offset})`}: the spill was changed behind the writer`,
       );
     }
-    const sealed = sealFrames(this.dir, passFileName(pass.index), reader, scan.frames, this.sealBuffers);
+    const sealed = sealFrames(this.dir, passFileName(pass.index), reader, scan.frames, this.sealBuffers, schemeOf(this.header));
     this.journal({ t: 'pass_sealed', pass: pass.index, mode: passMode, file: sealed.file, boundaries: sealed.boundaries });
     this.spill.end();
     this.sealed.push({ index: pass.index, kind: pass.kind, mode: passMode, file: sealed.file, boundaries: sealed.boundaries.map(boundaryOfRecord) });

@@ -56,6 +56,7 @@ export function buildNativeManifest(header: JournalHeader, passes: readonly Seal
     known_gaps: header.known_gaps,
     files: [header.inputs_file, ...passes.map((pass) => pass.file)],
     run,
+    ...(header.digests === undefined ? {} : { digests: header.digests }),
   };
 }
 

@@ -33,6 +33,12 @@ export interface HashJob {
    */
   readonly settleMs?: number;
   readonly settleMinBytes?: number;
+  /**
+   * Tree mode (tree-digest.ts): only the spans' chunks are hashed, each as a leaf
+   * (sha256(0x00 || chunk)); no whole-file or whole-span sha256 (their sha256 come back empty),
+   * so every byte is hashed once.
+   */
+  readonly tree?: boolean;
 }
 
 export interface HashedSpan {
@@ -41,7 +47,15 @@ export interface HashedSpan {
 }
 
 export type HashOutcome =
-  | { readonly ok: true; readonly sha256: string; readonly bytes: number; readonly spans: readonly HashedSpan[]; readonly pin: PinEvidence }
+  | {
+      readonly ok: true;
+      readonly sha256: string;
+      readonly bytes: number;
+      /** The file's size when it was hashed (a part reads only its range of it). */
+      readonly size?: number;
+      readonly spans: readonly HashedSpan[];
+      readonly pin: PinEvidence;
+    }
   | { readonly ok: false; readonly problem: 'changed' | 'not_regular' | 'unreadable'; readonly reason: string };
 
 const HashOutcomeSchema = z.union([
@@ -49,6 +63,7 @@ const HashOutcomeSchema = z.union([
     ok: z.literal(true),
     sha256: z.string(),
     bytes: z.number(),
+    size: z.number().optional(),
     spans: z.array(z.object({ sha256: z.string(), chunks: z.array(z.string()) })),
     pin: z.object({ identity: z.string(), ctimeNs: z.string(), statAtMs: z.number(), fsType: z.number() }),
   }),
@@ -68,6 +83,7 @@ const { parentPort } = require('node:worker_threads');
 const { createHash } = require('node:crypto');
 const fs = require('node:fs');
 const buffer = Buffer.allocUnsafe(${READ_BYTES});
+const LEAF = Buffer.from([0]);
 const identity = (s) => s.dev + ':' + s.ino + ':' + s.size + ':' + s.mtimeNs + ':' + s.ctimeNs;
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 function fsTypeOf(path) {
@@ -97,20 +113,22 @@ function hashFile(job) {
     const begin = job.range ? job.range.begin : 0;
     const end = job.range ? job.range.end : size;
     if (end > size) return { ok: false, problem: 'changed', reason: 'shrank before it was hashed (' + size + ' bytes, ' + end + ' expected)' };
-    const file = createHash('sha256');
-    const spans = job.spans.map((s) => ({ s, hash: createHash('sha256'), chunk: s.chunkBytes === null ? null : createHash('sha256'), chunkEnd: s.chunkBytes === null ? 0 : Math.min(s.begin + s.chunkBytes, s.end), chunks: [] }));
+    const tree = job.tree === true;
+    const newChunk = () => (tree ? createHash('sha256').update(LEAF) : createHash('sha256'));
+    const file = tree ? null : createHash('sha256');
+    const spans = job.spans.map((s) => ({ s, hash: tree ? null : createHash('sha256'), chunk: s.chunkBytes === null ? null : newChunk(), chunkEnd: s.chunkBytes === null ? 0 : Math.min(s.begin + s.chunkBytes, s.end), chunks: [] }));
     let at = begin;
     while (at < end) {
       const n = fs.readSync(fd, buffer, 0, Math.min(buffer.length, end - at), at);
       if (n === 0) return { ok: false, problem: 'changed', reason: 'shrank while being hashed (' + at + ' of ' + end + ' bytes)' };
       const piece = buffer.subarray(0, n);
-      file.update(piece);
+      if (file !== null) file.update(piece);
       const pieceEnd = at + n;
       for (const span of spans) {
         let from = Math.max(span.s.begin, at);
         const to = Math.min(span.s.end, pieceEnd);
         if (from >= to) continue;
-        span.hash.update(piece.subarray(from - at, to - at));
+        if (span.hash !== null) span.hash.update(piece.subarray(from - at, to - at));
         if (span.chunk === null) continue;
         while (from < to) {
           const upto = Math.min(to, span.chunkEnd);
@@ -118,7 +136,7 @@ function hashFile(job) {
           from = upto;
           if (from === span.chunkEnd) {
             span.chunks.push(span.chunk.digest('hex'));
-            span.chunk = createHash('sha256');
+            span.chunk = newChunk();
             span.chunkEnd = Math.min(span.chunkEnd + span.s.chunkBytes, span.s.end);
           }
         }
@@ -128,7 +146,7 @@ function hashFile(job) {
     const after = fs.fstatSync(fd, { bigint: true });
     if (identity(after) !== identity(info)) return { ok: false, problem: 'changed', reason: 'was written to while being hashed (its size, modification or change time moved)' };
     const pin = { identity: identity(info), ctimeNs: String(info.ctimeNs), statAtMs, fsType: fsTypeOf(job.path) };
-    return { ok: true, sha256: file.digest('hex'), bytes: at - begin, spans: spans.map((span) => ({ sha256: span.hash.digest('hex'), chunks: span.chunks })), pin };
+    return { ok: true, sha256: file === null ? '' : file.digest('hex'), bytes: at - begin, size, spans: spans.map((span) => ({ sha256: span.hash === null ? '' : span.hash.digest('hex'), chunks: span.chunks })), pin };
   } catch (error) {
     return { ok: false, problem: 'unreadable', reason: 'cannot be read (' + error.message + ')' };
   } finally {
@@ -191,6 +209,7 @@ export async function hashFilesInParallel(
           range: job.range === undefined ? null : { ...job.range },
           settleMs: job.settleMs ?? 0,
           settleMinBytes: job.settleMinBytes ?? 0,
+          tree: job.tree === true,
         });
       };
       worker.on('message', (message: unknown) => {

@@ -113,6 +113,19 @@ export class SafetensorsFile {
   }
 
   /**
+   * Bytes [begin, begin + dest.byteLength) of one tensor read into `dest` (a buffer the caller
+   * reuses: a comparison's window), no array allocated.
+   */
+  async readTensorInto(key: string, begin: number, dest: Uint8Array): Promise<void> {
+    const tensor = this.info(key);
+    const end = begin + dest.byteLength;
+    if (!Number.isSafeInteger(begin) || begin < 0 || end > tensor.byteLength) {
+      throw new RangeError(`bytes [${begin}, ${end}) are outside tensor "${key}" (${tensor.byteLength} bytes)`);
+    }
+    await readExactlyInto(this.openHandle(), dest, this.dataStart + tensor.begin + begin, this.displayName);
+  }
+
+  /**
    * The bytes of one tensor in chunks of at most `chunkBytes` (each a fresh array the caller may
    * keep), so a multi-GB tensor is never held whole.
    */
@@ -157,7 +170,11 @@ export class SafetensorsFile {
 const SYNC_READ_BYTES = 64 * 1024;
 
 async function readExactly(handle: FileHandle, length: number, position: number, name: string): Promise<Uint8Array> {
-  const out = new Uint8Array(length);
+  return readExactlyInto(handle, new Uint8Array(length), position, name);
+}
+
+async function readExactlyInto(handle: FileHandle, out: Uint8Array, position: number, name: string): Promise<Uint8Array> {
+  const length = out.byteLength;
   let done = 0;
   while (done < length) {
     const bytesRead =

@@ -9,6 +9,7 @@ import { createSha256 } from './digest.ts';
 import { DTYPE_SIZE, elementCount, type DType } from './dtype.ts';
 import { BundleError } from './errors.ts';
 import { encodeSafetensorsHeader, METADATA_KEY, type DataOrder, type SafetensorsTensorInfo } from './safetensors-header.ts';
+import { FileTreeHasher, PLAIN_SHA256, type DigestScheme } from './tree-digest.ts';
 
 export const COPY_CHUNK_BYTES = 8 * 1024 * 1024;
 
@@ -37,14 +38,28 @@ export interface SafetensorsWriteOptions {
   readonly chunkBytes?: number;
   /** Data-section order; header keys are sorted either way. Default 'key'. */
   readonly dataOrder?: DataOrder;
+  /**
+   * The digests to compute as the file is written (tree-digest.ts): plain sha256 (default) or
+   * the tree, whose one pass also yields every tensor's digest and leaves (`tensorDigests`).
+   */
+  readonly digestScheme?: DigestScheme;
+}
+
+export interface WrittenTensorDigest {
+  /** The tensor's digest in the scheme written. */
+  readonly sha256: string;
+  /** Its chunk digests (the tree's leaves); empty under plain sha256. */
+  readonly chunks: readonly string[];
 }
 
 export interface WrittenFile {
   readonly path: string;
   readonly bytes: number;
-  /** sha256 of the whole file, computed while writing it. */
+  /** Digest of the whole file in the scheme written (plain: its sha256), computed while writing it. */
   readonly sha256: string;
   readonly tensors: readonly SafetensorsTensorInfo[];
+  /** Under the tree scheme, each tensor's digest and leaves by key (computed in the same pass); else empty. */
+  readonly tensorDigests: ReadonlyMap<string, WrittenTensorDigest>;
 }
 
 function byteLengthOfSource(tensor: TensorToWrite): number {
@@ -77,7 +92,15 @@ export function writeSafetensorsFile(path: string, tensors: readonly TensorToWri
   );
   const chunkBytes = options.chunkBytes ?? COPY_CHUNK_BYTES;
   const temp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
-  const hash = createSha256();
+  const scheme = options.digestScheme ?? PLAIN_SHA256;
+  const dataStart = encoded.prefix.byteLength;
+  const hash =
+    scheme.kind === 'tree'
+      ? new FileTreeHasher(
+          scheme.chunkBytes,
+          encoded.entries.flatMap((entry) => [dataStart, dataStart + entry.begin, dataStart + entry.end]),
+        )
+      : createSha256();
   const fd = openSync(temp, 'wx');
   let position = 0;
   const put = (bytes: Uint8Array): void => {
@@ -121,7 +144,15 @@ export function writeSafetensorsFile(path: string, tensors: readonly TensorToWri
     throw error;
   }
   publishWithoutOverwrite(temp, path);
-  return { path, bytes: position, sha256: hash.digest('hex'), tensors: encoded.entries };
+  if (!(hash instanceof FileTreeHasher)) return { path, bytes: position, sha256: hash.digest('hex'), tensors: encoded.entries, tensorDigests: new Map() };
+  const sha256 = hash.digest();
+  const tensorDigests = new Map<string, WrittenTensorDigest>();
+  for (const entry of encoded.entries) {
+    const segment = hash.segmentAt(dataStart + entry.begin, dataStart + entry.end);
+    if (segment === undefined) throw new Error(`internal: tensor ${entry.key} of ${path} is no segment of its tree`);
+    tensorDigests.set(entry.key, { sha256: segment.digest, chunks: segment.leaves });
+  }
+  return { path, bytes: position, sha256, tensors: encoded.entries, tensorDigests };
 }
 
 /**

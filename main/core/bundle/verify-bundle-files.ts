@@ -10,6 +10,8 @@ import { forgetPin, PIN_MARGIN_MS, recordPin, REHASH_ENV } from './file-pins.ts'
 import { hashFilesInParallel, type HashJob, type HashOutcome, type HashSpan } from './parallel-verify.ts';
 import { combineParts, splitHashJob } from './split-hash-job.ts';
 import { SafetensorsFile } from './safetensors-reader.ts';
+import { fileSegments, schemeOf } from './tree-digest.ts';
+import { combineTreeParts, planTreeJobs, type TreePlan } from './tree-hash-job.ts';
 
 interface Claim {
   readonly key: string;
@@ -65,6 +67,8 @@ interface PlannedFile {
   readonly spans: readonly HashSpan[];
   /** One job for the whole file, or (a large file) its own sha256 and its tensors' in parts. */
   readonly parts: readonly HashJob[];
+  /** Under the tree scheme (tree-digest.ts): how the parts' leaves make the file's and tensors' digests. */
+  readonly tree: TreePlan | null;
 }
 
 /**
@@ -97,11 +101,8 @@ async function hashPlanned(
       const parts = received[f] as Map<number, HashOutcome>;
       parts.set(j - (firstJob[f] as number), outcome);
       if (parts.size < file.parts.length) return false;
-      const combined = combineParts(
-        file.parts,
-        file.spans,
-        file.parts.map((_, p) => parts.get(p) as HashOutcome),
-      );
+      const partOutcomes = file.parts.map((_, p) => parts.get(p) as HashOutcome);
+      const combined = file.tree === null ? combineParts(file.parts, file.spans, partOutcomes) : combineTreeParts(file.tree, partOutcomes, file.spans);
       outcomes[f] = combined;
       return onFile(file, combined);
     },
@@ -214,6 +215,7 @@ async function planFiles(
   display: (relPath: string) => string,
   indices: readonly number[],
 ): Promise<PlannedFile[]> {
+  const scheme = schemeOf(manifest);
   const plan = async (f: number): Promise<PlannedFile | null> => {
     const entry = manifest.files[f];
     const real = entry === undefined ? undefined : realPaths.get(entry.path);
@@ -221,7 +223,10 @@ async function planFiles(
     const shown = display(entry.path);
     const fileClaims = claims.get(entry.path) ?? [];
     let located: { claim: Claim; begin: number; end: number }[] = [];
-    if (fileClaims.length > 0) {
+    // Under the tree scheme every file is cut into segments at its header and tensors; a file
+    // that is no safetensors file is one segment (its digest then names the problem).
+    let segments = [{ begin: 0, end: entry.bytes }];
+    if (fileClaims.length > 0 || scheme.kind === 'tree') {
       let tensors: SafetensorsFile | null = null;
       try {
         tensors = await SafetensorsFile.open(real, { displayName: shown });
@@ -231,18 +236,22 @@ async function planFiles(
       if (tensors !== null) {
         const file = tensors;
         await file.close();
+        segments = fileSegments(entry.bytes, file.dataStart, file.tensors);
         located = fileClaims.flatMap((claim) => {
           const header = file.tensor(claim.key);
           return header === undefined ? [] : [{ claim, begin: file.dataStart + header.begin, end: file.dataStart + header.end }];
         });
       }
     }
+    const settleMs = process.env[REHASH_ENV] === 'always' ? 0 : PIN_MARGIN_MS;
     const job: HashJob = {
       path: real,
       spans: located.map((span) => ({ begin: span.begin, end: span.end, chunkBytes: span.claim.chunks?.bytes ?? null })),
-      settleMs: process.env[REHASH_ENV] === 'always' ? 0 : PIN_MARGIN_MS,
+      settleMs,
       settleMinBytes: SETTLE_MIN_BYTES,
     };
+    const tree =
+      scheme.kind === 'tree' ? planTreeJobs({ path: real, settleMs, settleMinBytes: SETTLE_MIN_BYTES }, entry.bytes, segments, scheme.chunkBytes) : null;
     return {
       index: f,
       real,
@@ -251,7 +260,8 @@ async function planFiles(
       fileField: formatFieldPath(['files', f, 'sha256']),
       claims: located.map((span) => span.claim),
       spans: job.spans,
-      parts: splitHashJob(job, entry.bytes),
+      parts: tree === null ? splitHashJob(job, entry.bytes) : tree.parts,
+      tree,
     };
   };
   // The headers are read a few files at a time (the hashing waits for all of them).

@@ -4,7 +4,7 @@
 // every chunk digest-verified by the reader before a result is returned) through the kernels
 // (compare-kernels.ts) and the oracle errors (oracle-errors.ts), then two bounded second looks
 // when the values failed (second-looks.ts): a layout check and, for sampler orders, a tie analysis.
-import type { TraceBundle } from '../bundle/bundle-reader.ts';
+import type { BoundaryWindows, TraceBundle } from '../bundle/bundle-reader.ts';
 import { DTYPE_SIZE, elementCount, isFloatDType } from '../bundle/dtype.ts';
 import { ContractSchema, type BoundaryEntry, type Contract, type ValidRegion } from '../bundle/manifest-schema.ts';
 import { ChunkStream, MAX_READ_BYTES } from './chunk-stream.ts';
@@ -200,13 +200,14 @@ export async function compareBoundary(sides: CompareSides, pass: number, name: s
     const oracle = oracleEntry === undefined ? null : new OracleAccumulator(dtype, oracleDtype);
 
     const readBytes = Math.min(windowBytes, MAX_READ_BYTES);
-    const streams: ChunkStream[] = [
-      new ChunkStream(sides.native.readBoundaryChunks(pass, name, readBytes)),
-      new ChunkStream(sides.reference.readBoundaryChunks(pass, name, readBytes)),
+    const wanted: { side: TraceBundle; readBytes: number }[] = [
+      { side: sides.native, readBytes },
+      { side: sides.reference, readBytes },
     ];
     if (oracleEntry !== undefined && sides.oracle !== undefined && sides.oracle !== null) {
-      streams.push(new ChunkStream(sides.oracle.readBoundaryChunks(pass, name, Math.min(windowUnits * oracleUnitBytes, MAX_READ_BYTES))));
+      wanted.push({ side: sides.oracle, readBytes: Math.min(windowUnits * oracleUnitBytes, MAX_READ_BYTES) });
     }
+    const sources = await openSources(wanted, pass, name);
     try {
       for (let base = 0; base < totalUnits; base += windowUnits) {
         const count = Math.min(windowUnits, totalUnits - base);
@@ -214,7 +215,8 @@ export async function compareBoundary(sides: CompareSides, pass: number, name: s
         const reference = workspace.reference.subarray(0, count * bytesPerUnit);
         const targets = [native, reference];
         if (oracleWindow !== null) targets.push(oracleWindow.subarray(0, count * oracleUnitBytes));
-        const got = await Promise.all(streams.map((stream, i) => stream.fill(targets[i] as Uint8Array)));
+        const offsets = [base * bytesPerUnit, base * bytesPerUnit, base * oracleUnitBytes];
+        const got = await Promise.all(sources.map((source, i) => source.fill(offsets[i] as number, targets[i] as Uint8Array)));
         got.forEach((bytes, i) => {
           if (bytes !== (targets[i] as Uint8Array).byteLength) throw new Error(`internal: boundary "${name}" ended after ${base * bytesPerUnit + bytes} bytes`);
         });
@@ -226,10 +228,10 @@ export async function compareBoundary(sides: CompareSides, pass: number, name: s
           else skipPadding(state, from, to);
         });
       }
-      const complete = await Promise.all(streams.map((stream) => stream.finish()));
+      const complete = await Promise.all(sources.map((source) => source.finish()));
       if (complete.some((done) => !done)) throw new Error(`internal: boundary "${name}" holds more bytes than its shape`);
     } catch (error) {
-      await Promise.all(streams.map((stream) => stream.abort()));
+      await Promise.all(sources.map((source) => source.abort()));
       throw error;
     }
 
@@ -269,6 +271,52 @@ export async function compareBoundary(sides: CompareSides, pass: number, name: s
   } finally {
     releaseWorkspace(workspace);
   }
+}
+
+/** Where one side's bytes come from: its verified file straight into the windows, or a hashed stream. */
+interface ValueSource {
+  fill(offset: number, dest: Uint8Array): Promise<number>;
+  /** True when the boundary held no more bytes than were read (and, for a stream, its digest matched). */
+  finish(): Promise<boolean>;
+  abort(): Promise<void>;
+}
+
+/**
+ * The sides' value sources: when every side's file is verified and pinned (bundle-reader.ts
+ * boundaryWindows), each window is read straight into the comparison's buffers, no array
+ * allocated and nothing hashed again; otherwise every side streams in chunks, each hashed as read.
+ */
+async function openSources(wanted: readonly { side: TraceBundle; readBytes: number }[], pass: number, name: string): Promise<ValueSource[]> {
+  const windows: BoundaryWindows[] = [];
+  let direct = true;
+  try {
+    for (const { side } of wanted) {
+      const opened = direct ? ((await side.boundaryWindows?.(pass, name)) ?? null) : null;
+      if (opened === null) direct = false;
+      else windows.push(opened);
+    }
+  } catch (error) {
+    await Promise.all(windows.map((window) => window.abort()));
+    throw error;
+  }
+  if (direct) {
+    return windows.map((window) => ({
+      fill: async (offset, dest) => {
+        await window.read(offset, dest);
+        return dest.byteLength;
+      },
+      finish: async () => {
+        await window.finish();
+        return true;
+      },
+      abort: () => window.abort(),
+    }));
+  }
+  await Promise.all(windows.map((window) => window.abort()));
+  return wanted.map(({ side, readBytes }) => {
+    const stream = new ChunkStream(side.readBoundaryChunks(pass, name, readBytes));
+    return { fill: (_offset, dest) => stream.fill(dest), finish: () => stream.finish(), abort: () => stream.abort() };
+  });
 }
 
 /** Calls `visit` for the runs of units [base, base + count) inside (valid) and past (padding) the valid region, window-relative. */

@@ -39,6 +39,8 @@ export function compareReceiptPredicate(result: CompareResult): Record<string, u
   const bundle = (summary: CompareResult['comparison']['reference']): Record<string, unknown> => ({
     manifest: summary.subjectName,
     sha256: summary.manifestSha256,
+    // The scheme of the digests this manifest lists (its own sha256 above is always plain sha256).
+    digestScheme: summary.digestScheme ?? 'sha256',
     kind: summary.kind,
     precision: summary.precision,
     generator: summary.generator,

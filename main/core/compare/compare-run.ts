@@ -29,6 +29,7 @@ import { withContracts } from './contracted-bundle.ts';
 import { loadContractsFile, type ContractSource } from './contracts-file.ts';
 import { applyBoundaryMap, type MapReport } from './mapped-bundle.ts';
 import { InputError } from '../io/input-error.ts';
+import { GuardedReadError } from '../io/guarded-read.ts';
 import { incompleteRunProblem, oracleContractSource, referenceContractSource, sameCaseProblem, type ContractsUsed } from './comparison-sources.ts';
 
 export type { ContractsUsed } from './comparison-sources.ts';
@@ -65,9 +66,9 @@ export interface CompareResult extends GateResult {
   comparison: ComparisonFacts;
 }
 
-async function openEvidence(dir: string, role: string, checkPadding: boolean): Promise<TraceBundle> {
+async function openEvidence(dir: string, role: string, checkPadding: boolean, verify: 'deferred' | 'files'): Promise<TraceBundle> {
   try {
-    return await openBundle(dir, { checkPadding });
+    return await openBundle(dir, { checkPadding, verify });
   } catch (error) {
     if (error instanceof BundleError) throw new InputError(`${role} bundle ${dir} is not valid: ${error.message}`);
     const code = (error as NodeJS.ErrnoException).code;
@@ -81,8 +82,8 @@ function requireCompletedRun(bundle: TraceBundle, role: string): void {
   if (problem !== null) throw new InputError(problem);
 }
 
-function requireSameCase(reference: TraceBundle, other: TraceBundle, role: string): void {
-  const problem = sameCaseProblem(reference, other, role);
+async function requireSameCase(reference: TraceBundle, other: TraceBundle, role: string): Promise<void> {
+  const problem = await sameCaseProblem(reference, other, role);
   if (problem !== null) throw new InputError(problem);
 }
 
@@ -153,7 +154,46 @@ async function contractSource(options: CompareRunOptions, reference: TraceBundle
   return referenceContractSource({ file, baseline: options.baseline, defaultContract: options.defaultContract }, reference);
 }
 
+/** A file read while its bundle was being verified could not be proven to hold the bytes verified. */
+class UnprovenRead extends Error {}
+
+/**
+ * Waits for the verification of every opened bundle (opened with verify 'deferred'), in role
+ * order: the first digest problem is an InputError naming the bundle, file and field, exactly as
+ * when the open verified it; a read the verification cannot vouch for is UnprovenRead.
+ */
+async function settleEvidence(opened: readonly { role: string; dir: string; bundle: TraceBundle }[]): Promise<void> {
+  let unproven = false;
+  for (const { role, dir, bundle } of opened) {
+    try {
+      if ((await bundle.settleVerification?.()) === false) unproven = true;
+    } catch (error) {
+      if (error instanceof BundleError || error instanceof GuardedReadError) throw new InputError(`${role} bundle ${dir} is not valid: ${error.message}`);
+      throw error;
+    }
+  }
+  if (unproven) throw new UnprovenRead('a file changed (or could not be pinned) while it was verified and compared at once');
+}
+
+/**
+ * Compares the bundles. Every bundle is verified on the worker pool while its tensors are already
+ * compared on this thread (each byte hashed once, by the verification, and read again here
+ * without hashing), and the result is returned only once every digest of every bundle matched and
+ * every file compared is pinned with the identity it was read under (bundle-reader.ts, verify
+ * 'deferred'): no verdict leaves this function from unverified evidence. Should a file have
+ * changed meanwhile, or its pin not be trusted, the comparison runs again after a full
+ * verification, hashing as it reads whatever is not pinned.
+ */
 export async function runCompare(options: CompareRunOptions): Promise<CompareResult> {
+  try {
+    return await compareOnce(options, 'deferred');
+  } catch (error) {
+    if (!(error instanceof UnprovenRead)) throw error;
+    return compareOnce(options, 'files');
+  }
+}
+
+async function compareOnce(options: CompareRunOptions, verify: 'deferred' | 'files'): Promise<CompareResult> {
   const startedAt = new Date().toISOString();
   const tool = toolInfo();
   const referenceDir = resolve(options.referenceDir);
@@ -161,21 +201,22 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareRes
   const oracleDir = options.oracleDir === null ? null : resolve(options.oracleDir);
   if (candidateDir === referenceDir) throw new InputError(`the reference and the candidate are the same bundle ${referenceDir}; compare two bundles`);
 
-  const opened: TraceBundle[] = [];
+  const opened: { role: string; dir: string; bundle: TraceBundle }[] = [];
   try {
     // ---- everything validated before anything is judged ---------------------------------------
-    const rawReference = await openEvidence(referenceDir, 'reference', true);
-    opened.push(rawReference);
+    // (the digests while the judging already runs: settleEvidence below, before any result)
+    const rawReference = await openEvidence(referenceDir, 'reference', true, verify);
+    opened.push({ role: 'reference', dir: referenceDir, bundle: rawReference });
     requireCompletedRun(rawReference, 'reference');
-    const rawCandidate = await openEvidence(candidateDir, 'candidate', false);
-    opened.push(rawCandidate);
-    requireSameCase(rawReference, rawCandidate, 'candidate');
+    const rawCandidate = await openEvidence(candidateDir, 'candidate', false, verify);
+    opened.push({ role: 'candidate', dir: candidateDir, bundle: rawCandidate });
+    await requireSameCase(rawReference, rawCandidate, 'candidate');
     let rawOracle: TraceBundle | null = null;
     if (oracleDir !== null) {
-      rawOracle = await openEvidence(oracleDir, 'oracle', true);
-      opened.push(rawOracle);
+      rawOracle = await openEvidence(oracleDir, 'oracle', true, verify);
+      opened.push({ role: 'oracle', dir: oracleDir, bundle: rawOracle });
       requireCompletedRun(rawOracle, 'oracle');
-      requireSameCase(rawReference, rawOracle, 'oracle');
+      await requireSameCase(rawReference, rawOracle, 'oracle');
     }
     const caseId = rawReference.manifest.case.id;
     const names = subjectNames([
@@ -223,6 +264,8 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareRes
       nativeUnreadable: null,
       contracts,
     });
+    // Nothing judged counts until every digest of every bundle matched.
+    await settleEvidence(opened);
 
     const gaps: GapRecord[] = [];
     const seen = new Set<string>();
@@ -302,9 +345,12 @@ export async function runCompare(options: CompareRunOptions): Promise<CompareRes
       },
     };
   } catch (error) {
+    // A bundle whose verification failed is reported as such, whatever the judging ran into meanwhile.
+    // (as when the open verified before anything else was checked).
+    if (!(error instanceof UnprovenRead)) await settleEvidence(opened);
     if (error instanceof BundleError) throw new InputError(`a bundle changed while it was compared: ${error.message}`);
     throw error;
   } finally {
-    await Promise.all(opened.map((bundle) => bundle.close()));
+    await Promise.all(opened.map(({ bundle }) => bundle.close()));
   }
 }

@@ -5,6 +5,7 @@
 //
 // The checks return a problem sentence (or null) rather than throw: each caller raises its own
 // error class (compare: a usage error, exit 2; the app: a refused call that changes nothing).
+import { schemeName, schemeOf } from '../bundle/tree-digest.ts';
 import type { TraceBundle } from '../bundle/bundle-reader.ts';
 import type { ContractSource } from './contracts-file.ts';
 
@@ -35,14 +36,24 @@ export function incompleteRunProblem(bundle: TraceBundle, role: string): string 
   return `${role} bundle ${bundle.dir}: ${bundle.manifestPath}: run.status: is "${run.status}"; a ${role} must be a completed run (${run.message || 'no message'})`;
 }
 
-/** Both sides must have run the same case on the same inputs, else nothing they hold is comparable. */
-export function sameCaseProblem(reference: TraceBundle, other: TraceBundle, role: string): string | null {
+/**
+ * Both sides must have run the same case on the same inputs, else nothing they hold is
+ * comparable. The inputs' digests are compared when both manifests state them in the same digest
+ * scheme (tree-digest.ts); across schemes (a plain-sha256 reference and a tree-sha256 capture) a
+ * digest in one says nothing of the other, so the inputs' bytes are read (each verified against
+ * its own digest) and compared.
+ */
+export async function sameCaseProblem(reference: TraceBundle, other: TraceBundle, role: string): Promise<string | null> {
   if (other.manifest.case.id !== reference.manifest.case.id) {
     return `${role} bundle ${other.dir}: ${other.manifestPath}: case.id: is "${other.manifest.case.id}", the reference ${reference.manifestPath} is case "${reference.manifest.case.id}"`;
   }
+  const sameScheme = schemeName(schemeOf(reference.manifest)) === schemeName(schemeOf(other.manifest));
   for (const [index, input] of other.manifest.inputs.entries()) {
     const mine = reference.input(input.name);
-    if (mine !== undefined && mine.sha256 !== input.sha256) {
+    const differs =
+      mine !== undefined &&
+      (sameScheme ? mine.sha256 !== input.sha256 : !Buffer.from((await reference.readInput(input.name)).data).equals((await other.readInput(input.name)).data));
+    if (differs) {
       return `${role} bundle ${other.dir}: ${other.manifestPath}: inputs[${index}].sha256: input ${input.name} differs from the reference's (${reference.manifestPath}): the two runs did not read the same inputs`;
     }
   }

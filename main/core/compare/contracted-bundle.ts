@@ -3,7 +3,7 @@
 // boundary's contract from its entry, so this view is all it takes to judge against a bundle
 // that declares none (a native capture): nothing else about the bundle changes, and every tensor
 // is still read, and digest-checked, by the bundle itself.
-import type { TraceBundle } from '../bundle/bundle-reader.ts';
+import type { BoundaryWindows, TraceBundle } from '../bundle/bundle-reader.ts';
 import { DTYPE_SIZE } from '../bundle/dtype.ts';
 import { formatFieldPath } from '../bundle/errors.ts';
 import type { BoundaryEntry, BundleManifest, Contract, PassEntry } from '../bundle/manifest-schema.ts';
@@ -100,6 +100,11 @@ class ContractedBundle implements TraceBundle {
 
   readBoundaryRange(passIndex: number, name: string, begin: number, end: number): ReturnType<TraceBundle['readBoundaryRange']> {
     return this.inner.readBoundaryRange(passIndex, name, begin, end);
+  }
+
+  // Contracts change no bytes: a verified boundary is read straight into the comparison's windows.
+  async boundaryWindows(passIndex: number, name: string): Promise<BoundaryWindows | null> {
+    return (await this.inner.boundaryWindows?.(passIndex, name)) ?? null;
   }
 
   input(name: string): ReturnType<TraceBundle['input']> {

@@ -3,6 +3,7 @@
 import { sha256File } from '../bundle/digest.ts';
 import type { TraceBundle } from '../bundle/bundle-reader.ts';
 import type { BundleSummary } from './gate-types.ts';
+import { schemeName, schemeOf } from '../bundle/tree-digest.ts';
 
 export async function summarize(bundle: TraceBundle, subjectName: string): Promise<BundleSummary> {
   const { manifest } = bundle;
@@ -23,5 +24,6 @@ export async function summarize(bundle: TraceBundle, subjectName: string): Promi
     createdAt: manifest.provenance.created_at,
     passes: manifest.passes.length,
     boundaries: manifest.passes.reduce((sum, pass) => sum + pass.boundaries.length, 0),
+    digestScheme: schemeName(schemeOf(manifest)),
   };
 }

@@ -217,6 +217,8 @@ export function gateReceiptPredicate(result: GateResult): Record<string, unknown
       id: item.id,
       reference: item.reference.subjectName,
       oracle: item.oracle?.subjectName ?? null,
+      // The scheme each manifest's file and tensor digests are in (the subjects are the manifests' plain sha256).
+      digestSchemes: { reference: item.reference.digestScheme ?? 'sha256', oracle: item.oracle === null ? null : (item.oracle.digestScheme ?? 'sha256') },
       // null: "no weights" (the reference names none; the engine embeds or generates them).
       weights: item.weights?.subjectName ?? null,
       run: {

@@ -145,6 +145,12 @@ export interface BundleSummary {
   createdAt: string;
   passes: number;
   boundaries: number;
+  /**
+   * The scheme the manifest's own digests are in (tree-digest.ts schemeName: "sha256" or
+   * "tree-sha256/1:<chunk bytes>"), stated in receipts so no digest is read in the wrong scheme.
+   * Absent in results written before the scheme existed (plain sha256).
+   */
+  digestScheme?: string;
 }
 
 /**

@@ -8,7 +8,8 @@
 //   swap_token     a token id replaced by another id                                       -> value (or tie order)
 import { cp, open, readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { sha256Bytes, sha256File } from '../bundle/digest.ts';
+import { fileDigestInScheme } from '../bundle/scheme-file-digest.ts';
+import { chunkDigestOf, schemeOf, tensorDigestOf } from '../bundle/tree-digest.ts';
 import { DTYPE_SIZE, isFloatDType, type DType } from '../bundle/dtype.ts';
 import { MANIFEST_FILE_NAME, parseManifest, type BundleManifest } from '../bundle/manifest-schema.ts';
 import { replaceManifestFile } from '../bundle/native-manifest.ts';
@@ -187,10 +188,21 @@ export async function applyRecordPerturbation(bundleDir: string, spec: RecordPer
   } finally {
     await handle.close();
   }
-  entry.sha256 = sha256Bytes(data);
+  // In the bundle's digest scheme (tree-digest.ts): a tree bundle's digests stay tree digests.
+  const scheme = schemeOf(manifest);
+  entry.sha256 = tensorDigestOf(data, scheme);
+  if (entry.chunks !== undefined) {
+    const chunkBytes = entry.chunks.bytes;
+    entry.chunks = {
+      bytes: chunkBytes,
+      sha256: Array.from({ length: Math.ceil(data.byteLength / chunkBytes) }, (_, c) =>
+        chunkDigestOf(data.subarray(c * chunkBytes, (c + 1) * chunkBytes), scheme),
+      ),
+    };
+  }
   const fileEntry = manifest.files.find((file) => file.path === pass.file);
   if (fileEntry === undefined) throw new RecordPerturbationError(`${manifestPath}: ${pass.file} is not listed in files[]`);
-  fileEntry.sha256 = (await sha256File(filePath)).sha256;
+  fileEntry.sha256 = await fileDigestInScheme(filePath, scheme);
   await replaceManifestFile(bundleDir, manifest);
   return { ...spec, detail, changedElements };
 }
