@@ -98,6 +98,16 @@ describe('the fast check of a boundary entry', () => {
     );
   });
 
+  it('equal contracts of a manifest come out as one shared object, different ones apart', () => {
+    const manifest = committed();
+    const entries = manifest.passes.flatMap((pass) => pass.boundaries);
+    const parsed = parseManifest(manifest, 'manifest.json').passes.flatMap((pass) => pass.boundaries);
+    const distinct = new Set(entries.map((entry) => JSON.stringify(entry['contract'])));
+    expect(entries.length).toBeGreaterThan(distinct.size);
+    expect(new Set(parsed.map((entry) => entry.contract)).size).toBe(distinct.size);
+    parsed.forEach((entry, i) => expect(entry.contract).toStrictEqual(ContractSchema.parse(entries[i]?.['contract'])));
+  });
+
   it('a corrupt entry late in a long manifest still fails the parse, naming the field', () => {
     const manifest = committed();
     const last = manifest.passes.length - 1;

@@ -39,10 +39,29 @@ export interface NestedEntrySchemas {
 }
 
 /**
- * BoundaryEntrySchema's output for `value` when this check can tell it is valid; null when it is
- * invalid or the check cannot tell (the caller then parses it with the schema).
+ * Contracts already parsed in one manifest, by their JSON: a reference states a contract per
+ * boundary, most of them equal (a 50k-boundary reference held 50k copies, about half its ~100 MB
+ * in memory, on every thread that opened it). Entries with equal contracts share one parsed
+ * object; nothing mutates a manifest's contracts.
  */
-export function checkedBoundaryEntry(value: unknown, nested: NestedEntrySchemas): Record<string, unknown> | null {
+export type ContractsSeen = Map<string, unknown>;
+
+/** The parsed `contract`, or the equal one parsed before it (keyed by the parsed value's JSON). */
+function shared(contract: unknown, seen: ContractsSeen | undefined): unknown {
+  if (seen === undefined || contract === null || typeof contract !== 'object') return contract;
+  const text = JSON.stringify(contract);
+  const before = seen.get(text);
+  if (before !== undefined) return before;
+  seen.set(text, contract);
+  return contract;
+}
+
+/**
+ * BoundaryEntrySchema's output for `value` when this check can tell it is valid; null when it is
+ * invalid or the check cannot tell (the caller then parses it with the schema). With `seen`,
+ * equal contracts come out as one shared object.
+ */
+export function checkedBoundaryEntry(value: unknown, nested: NestedEntrySchemas, seen?: ContractsSeen): Record<string, unknown> | null {
   if (typeof value !== 'object' || value === null || Object.getPrototypeOf(value) !== Object.prototype) return null;
   const entry = value as Record<string, unknown>;
   let keys = 0;
@@ -76,7 +95,7 @@ export function checkedBoundaryEntry(value: unknown, nested: NestedEntrySchemas)
     sha256,
     byte_length: byteLength,
     valid: checkedValid === null ? null : checkedValid.data,
-    contract: checkedContract === null ? null : checkedContract.data,
+    contract: checkedContract === null ? null : shared(checkedContract.data, seen),
   };
   if (checkedChunks !== null) out['chunks'] = checkedChunks.data;
   return out;

@@ -2,7 +2,7 @@
 // docs/bundle-format.md: the zod schema, its types, and `parseManifest`, which adds the checks a
 // schema cannot express (pass order, unique names, byte lengths, confined paths, contracts).
 import { z } from 'zod';
-import { checkedBoundaryEntry, type NestedEntrySchemas } from './boundary-entry-check.ts';
+import { checkedBoundaryEntry, type ContractsSeen, type NestedEntrySchemas } from './boundary-entry-check.ts';
 import { ChunkDigestsSchema, chunkListProblem } from './chunk-digests.ts';
 import { DTypeSchema, DTYPE_SIZE, elementCount } from './dtype.ts';
 import { BundleError, formatFieldPath, type BundleErrorCode, type BundleIssue } from './errors.ts';
@@ -421,6 +421,7 @@ function entryIssues(top: Readonly<Record<string, unknown>>): { issues: BundleIs
   let stoppedAt: string | null = null;
   let entries = 0;
   const parsed: ParsedLists = {};
+  const contracts: ContractsSeen = new Map();
   /**
    * Checks one entry: its parsed value, or undefined when it is refused (its issues recorded);
    * null once more than MAX_REPORTED_ISSUES problems were found (the caller stops).
@@ -469,7 +470,8 @@ function entryIssues(top: Readonly<Record<string, unknown>>): { issues: BundleIs
       const parsedBoundaries: unknown[] = [];
       for (let b = 0; b < boundaries.length; b++) {
         // Most entries are told valid by the fast check; the rest (and every refusal's message) are zod's.
-        const boundary = checkedBoundaryEntry(boundaries[b], NESTED_ENTRY_SCHEMAS) ?? check(BoundaryEntrySchema, boundaries[b], ['passes', p, 'boundaries', b]);
+        const boundary =
+          checkedBoundaryEntry(boundaries[b], NESTED_ENTRY_SCHEMAS, contracts) ?? check(BoundaryEntrySchema, boundaries[b], ['passes', p, 'boundaries', b]);
         if (boundary === null) break;
         parsedBoundaries.push(boundary);
       }
