@@ -85,6 +85,7 @@ describe('a bundle opened from its manifest, its headers checked later', () => {
     try {
       await t.call('openBundle', { dir: pair.referenceDir });
       const failure = await failureOf(t.call('openRun', { dir: badDir }));
+      expect(failure.code).toBe('E_BUNDLE');
       expect(failure.message).toContain(badFile);
       expect(failure.message).toContain(badField);
       const after = await t.call('getSession', {});
