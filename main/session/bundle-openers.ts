@@ -4,7 +4,8 @@
 // open the bundle from the manifest they receive, with the same checks openBundle makes
 // (openBundleFromManifest: confined paths, sizes, digests, safetensors headers).
 import { join } from 'node:path';
-import { openBundle, openBundleFromManifest, type OpenBundleOptions, type TraceBundle } from '../core/bundle/bundle-reader.ts';
+import { openBundle, openBundleFromManifest, readManifest, type OpenBundleOptions, type TraceBundle } from '../core/bundle/bundle-reader.ts';
+import { bundleOpenedLater, type BundleOpenedLater } from '../core/bundle/bundle-opened-later.ts';
 import { openCaptureInProgress } from '../core/bundle/capture-in-progress.ts';
 import { JOURNAL_FILE_NAME } from '../core/bundle/capture-journal.ts';
 import { MANIFEST_FILE_NAME } from '../core/bundle/manifest-schema.ts';
@@ -17,15 +18,33 @@ export interface BundleOpeners {
   bundle: BundleOpener;
   /** The sealed passes of a capture in progress (openCaptureInProgress: its journal, files not re-hashed). */
   capture(dir: string): Promise<TraceBundle>;
+  /**
+   * A finished bundle, its files not hashed (verify 'none'), usable once its manifest is read and
+   * validated while its paths, sizes and headers are still checked (bundle-opened-later.ts).
+   */
+  bundleLater(dir: string): Promise<BundleOpenedLater>;
 }
 
 /** Everything on the calling thread. */
-export const openersHere: BundleOpeners = { bundle: openBundle, capture: (dir) => openCaptureInProgress(dir) };
+export const openersHere: BundleOpeners = {
+  bundle: openBundle,
+  capture: (dir) => openCaptureInProgress(dir),
+  bundleLater: async (dir) => {
+    const manifestPath = join(dir, MANIFEST_FILE_NAME);
+    const manifest = await readManifest(dir, manifestPath);
+    return bundleOpenedLater(dir, manifest, manifestPath, openBundleFromManifest(dir, manifest, manifestPath, { verify: 'none' }));
+  },
+};
 
 /** The manifests read on `pool`'s workers. */
 export function openersOffThread(pool: JudgePool): BundleOpeners {
   return {
     bundle: async (dir, options = {}) => openBundleFromManifest(dir, await pool.manifest({ kind: 'bundle', dir }), join(dir, MANIFEST_FILE_NAME), options),
     capture: async (dir) => openBundleFromManifest(dir, await pool.manifest({ kind: 'capture', dir }), join(dir, JOURNAL_FILE_NAME), { verify: 'none' }),
+    bundleLater: async (dir) => {
+      const manifestPath = join(dir, MANIFEST_FILE_NAME);
+      const manifest = await pool.manifest({ kind: 'bundle', dir });
+      return bundleOpenedLater(dir, manifest, manifestPath, openBundleFromManifest(dir, manifest, manifestPath, { verify: 'none' }));
+    },
   };
 }

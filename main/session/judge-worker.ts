@@ -131,21 +131,26 @@ async function keepOnly(job: JudgeJob): Promise<void> {
 /**
  * The manifest of `place` for the session, which opens the bundle with it (openBundleFromManifest):
  * read and validated here, so the serving thread never parses a manifest of tens of MB. A bundle
- * already open here gives its manifest; otherwise it is read, and kept open for the jobs to come.
+ * already open here gives its manifest; otherwise it is read, and `keepOpen` opens it from the same
+ * manifest for the jobs to come — called once the manifest is sent: opening it reads every pass
+ * file's header, which would hold up the parts the session waits for.
  * A capture in progress is always read afresh (it grows by a pass per step).
  */
-async function manifestOf(place: Place): Promise<BundleManifest> {
+async function manifestOf(place: Place): Promise<{ manifest: BundleManifest; keepOpen: () => void }> {
+  const none = (): void => undefined;
   if (place.kind === 'capture') await forget(place);
   const cached = kept(place);
   const bundle = cached === undefined ? null : await cached.catch(() => null);
-  if (bundle !== null) return bundle.manifest;
+  if (bundle !== null) return { manifest: bundle.manifest, keepOpen: none };
   // Read alone (its errors are the reader's, as the session's own read would give them)...
   const stamp = stampOf(place);
-  const manifest = place.kind === 'capture' ? (await opened(place)).manifest : await readManifest(place.dir);
+  if (place.kind === 'capture') return { manifest: (await opened(place)).manifest, keepOpen: none };
+  const manifest = await readManifest(place.dir);
   // ...then kept open for the judging, from the same manifest.
-  if (place.kind === 'bundle' && kept(place) === undefined)
-    keep(place, openBundleFromManifest(place.dir, manifest, join(place.dir, MANIFEST_FILE_NAME), { verify: 'none' }), stamp);
-  return manifest;
+  const keepOpen = (): void => {
+    if (kept(place) === undefined) keep(place, openBundleFromManifest(place.dir, manifest, join(place.dir, MANIFEST_FILE_NAME), { verify: 'none' }), stamp);
+  };
+  return { manifest, keepOpen };
 }
 
 /**
@@ -233,7 +238,9 @@ async function handle(message: Work): Promise<FromWorker | null> {
   }
   if (message.type === 'manifest') {
     try {
-      await sendManifest(message.requestId, await manifestOf(message.place));
+      const { manifest, keepOpen } = await manifestOf(message.place);
+      await sendManifest(message.requestId, manifest);
+      keepOpen();
     } catch (error) {
       port?.postMessage(manifestFailure(message.requestId, error));
     }

@@ -14,7 +14,7 @@ import type { TraceBundle } from '../core/bundle/bundle-reader.ts';
 import { BundleError } from '../core/bundle/errors.ts';
 import { MANIFEST_FILE_NAME, type RunOutcome } from '../core/bundle/manifest-schema.ts';
 import { confinedChild, safePathComponent } from '../core/bundle/path-confinement.ts';
-import { verifyInPassOrder } from '../core/bundle/verify-in-pass-order.ts';
+import { alsoAwaiting, verifyInPassOrder } from '../core/bundle/verify-in-pass-order.ts';
 import { createOutputFolder } from '../core/io/output-folder.ts';
 import type { RunStop } from '../core/gate/case-verdicts.ts';
 import type { Contract } from '../core/bundle/manifest-schema.ts';
@@ -238,11 +238,19 @@ export class RunController {
    * says why.
    */
   async openRun(dir: string, reference: OpenedReference, engine: OpenedEngine | null, map: BoundaryMap | null): Promise<void> {
-    // The judging workers read the run's manifest while this thread opens the bundle.
+    // Opened from its manifest (read and validated on a judging worker), its files not yet
+    // hashed: they are verified below in pass order while the passes already verified are
+    // judged; its paths, sizes and headers are checked meanwhile (bundle-opened-later.ts), and a
+    // failure there fails the open as a digest failure does. (The other judging workers open the
+    // run only now: asked before, the worker that reads the manifest opened the whole bundle,
+    // every pass file's header read, before it sent the first part.)
+    let opened: Promise<void> = Promise.resolve();
+    const raw = await openCandidateRun(dir, reference, async (candidate) => {
+      const later = await this.hooks.open.bundleLater(candidate);
+      opened = later.opened;
+      return later.bundle;
+    });
     this.hooks.pool.prepare([{ kind: 'bundle', dir: resolve(dir) }]);
-    // Opened with paths, sizes and headers checked but its files not yet hashed: they are
-    // verified below in pass order while the passes already verified are judged.
-    const raw = await openCandidateRun(dir, reference, (candidate) => this.hooks.open.bundle(candidate, { verify: 'none' }));
     let mapped: ReturnType<typeof applyBoundaryMap> | null;
     try {
       mapped = map === null ? null : applyBoundaryMap(raw, map, reference.bundle);
@@ -266,7 +274,7 @@ export class RunController {
       : null;
     // Every file of the run, hashed in pass order: a slice is judged once its passes' files are
     // verified, and a file that fails (E_DIGEST) fails the open and withdraws every row shown.
-    const verification = verifyInPassOrder(raw, passes);
+    const verification = alsoAwaiting(verifyInPassOrder(raw, passes), opened);
     const run: RunRecord = {
       ...emptyRun(),
       source: 'opened',

@@ -17,7 +17,7 @@
 //           against the trace's size.
 // Never asserted: timings are evidence.
 //   node --import tsx tests/bench/app-scale.bench.ts          npm run bench -- 'app on a large run'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -50,6 +50,25 @@ function median(values: readonly number[]): number {
 function peakRss(pid: number): number {
   const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return match === null ? NaN : Number(match[1]) * 1024;
+}
+
+/** The resident set now (VmRSS), in bytes. */
+function currentRss(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match === null ? NaN : Number(match[1]) * 1024;
+}
+
+/**
+ * Starts a new peak for `pid` (writing 5 to clear_refs resets VmHWM to the current RSS), so each
+ * phase's own peak is read apart; false where the kernel refuses (the peaks then accumulate).
+ */
+function resetPeak(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Runs `work` with pings alongside: its wall time and the longest round trip meanwhile. */
@@ -126,6 +145,8 @@ export async function benchAppScale(): Promise<string[]> {
       if (snapshot.run.status !== 'running') break;
     }
     const liveSeconds = (performance.now() - started) / 1000;
+    const phasePeaks: [string, number][] = [['live stepping', peakRss(serve.pid)]];
+    const peaksApart = resetPeak(serve.pid);
     const nativeDir = /captured into (\S+)$/.exec(snapshot.run.message)?.[1] ?? '';
     lines.push('');
     lines.push(
@@ -153,6 +174,8 @@ export async function benchAppScale(): Promise<string[]> {
     const firstRows = snapshots.find((entry) => entry.snapshot.rowCount > 0);
     const firstDivergence = snapshots.find((entry) => entry.snapshot.firstDivergence !== null);
     const rows = await withPings(pinging, () => client.call('getRows', {}));
+    phasePeaks.push(['opening the captured run', peakRss(serve.pid)]);
+    if (peaksApart) resetPeak(serve.pid);
     lines.push('');
     lines.push(
       `open the captured run (${open.value.rowCount} rows, ${open.value.timeline.length} passes; manifests read on the judging workers, rows streamed as judged):`,
@@ -196,10 +219,15 @@ export async function benchAppScale(): Promise<string[]> {
     );
     lines.push(`    bit inspector (one element, read by its chunk): ${ms(element.wallMs)} ms, pings up to ${ms(element.maxPingMs)} ms`);
 
-    const peak = peakRss(serve.pid);
+    phasePeaks.push(['the views', peakRss(serve.pid)]);
+    const peak = Math.max(...phasePeaks.map(([, bytes]) => bytes));
+    const bundles = 2 * reference.bytes;
     lines.push('');
     lines.push(
-      `memory: serve process peak RSS ${mb(peak)} (judging workers included, they are its threads) for ${((2 * reference.bytes) / GIB).toFixed(1)} GiB of bundles (${((peak / (2 * reference.bytes)) * 100).toFixed(2)}%)`,
+      `memory: serve process peak RSS ${mb(peak)} (judging workers included, they are its threads) for ${(bundles / GIB).toFixed(1)} GiB of bundles (${((peak / bundles) * 100).toFixed(2)}%), ${open.value.rowCount} rows`,
+    );
+    lines.push(
+      `    peak of each phase${peaksApart ? '' : ' (VmHWM could not be reset: each includes the phases before)'}: ${phasePeaks.map(([phase, bytes]) => `${phase} ${mb(bytes)}`).join(', ')}; resident at the end ${mb(currentRss(serve.pid))}`,
     );
   } finally {
     for (const client of clients) client.close();

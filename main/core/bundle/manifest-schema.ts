@@ -2,6 +2,7 @@
 // docs/bundle-format.md: the zod schema, its types, and `parseManifest`, which adds the checks a
 // schema cannot express (pass order, unique names, byte lengths, confined paths, contracts).
 import { z } from 'zod';
+import { checkedBoundaryEntry, type ContractsSeen, type NestedEntrySchemas } from './boundary-entry-check.ts';
 import { ChunkDigestsSchema, chunkListProblem } from './chunk-digests.ts';
 import { DTypeSchema, DTYPE_SIZE, elementCount } from './dtype.ts';
 import { BundleError, formatFieldPath, type BundleErrorCode, type BundleIssue } from './errors.ts';
@@ -385,9 +386,14 @@ export function parseManifest(raw: unknown, file: string): BundleManifest {
       },
     ]);
   }
-  const parsed = manifestSchemaFor(kind.data).safeParse(withSkeleton);
-  if (!parsed.success) throw schemaError(issuesFromZod(parsed.error, withSkeleton, 'E_MANIFEST_SCHEMA', [], manifestSchemaFor(kind.data)), file);
-  const manifest: BundleManifest = parsed.data;
+  // Every list entry was parsed above: the schema parses the rest, with the lists' entries taken
+  // out (a list that is not an array is left for it to name), and they go back in, parsed.
+  // With an entry refused, it parses the whole manifest, so its issues come in its own order.
+  const lists = entries.issues.length === 0 ? entries.parsed : null;
+  const rest = lists === null ? withSkeleton : { ...withSkeleton, ...emptied(lists) };
+  const parsed = manifestSchemaFor(kind.data).safeParse(rest);
+  if (!parsed.success) throw schemaError(issuesFromZod(parsed.error, rest, 'E_MANIFEST_SCHEMA', [], manifestSchemaFor(kind.data)), file);
+  const manifest: BundleManifest = lists === null ? parsed.data : { ...parsed.data, ...(lists as Partial<BundleManifest>) };
   const problems = semanticIssues(manifest);
   if (problems.length > 0) throw BundleError.fromIssues(file, problems);
   return manifest;
@@ -396,36 +402,60 @@ export function parseManifest(raw: unknown, file: string): BundleManifest {
 /** Problems listed at most in one error; past it, a count. */
 export const MAX_REPORTED_ISSUES = 100;
 
+/** The list fields entryIssues parses entry by entry: each the parsed entries, when the field is an array. */
+type ParsedLists = Partial<Record<'inputs' | 'known_gaps' | 'files' | 'passes', unknown[]>>;
+
+/** `lists` with every entry taken out (the schema then checks only that each is an array). */
+function emptied(lists: ParsedLists): ParsedLists {
+  const out: ParsedLists = {};
+  for (const key of Object.keys(lists) as (keyof ParsedLists)[]) out[key] = [];
+  return out;
+}
+
+const NESTED_ENTRY_SCHEMAS: NestedEntrySchemas = { valid: ValidRegionSchema, contract: ContractSchema, chunks: ChunkDigestsSchema };
+
 /**
  * Checks the list entries (inputs, known gaps, files, passes and their boundaries) one at a
  * time, keeping the first MAX_REPORTED_ISSUES problems and stopping at the next one. zod gathers the
  * issues of nested arrays by spreading them into their parent's list, which overflows the stack
  * on a manifest with ~10^5 invalid entries: such a manifest is refused here, before the whole
- * schema is parsed.
+ * schema is parsed. The entries parsed are returned too: when none is refused the whole schema
+ * need not walk them again (a 50k-row run's manifest was validated twice over).
  */
-function entryIssues(top: Readonly<Record<string, unknown>>): { issues: BundleIssue[]; stoppedAt: string | null; entries: number } {
+function entryIssues(top: Readonly<Record<string, unknown>>): { issues: BundleIssue[]; stoppedAt: string | null; entries: number; parsed: ParsedLists } {
   const issues: BundleIssue[] = [];
   let stoppedAt: string | null = null;
   let entries = 0;
-  /** Checks one entry; false once more than MAX_REPORTED_ISSUES problems were found (the caller stops). */
-  const check = (schema: z.ZodType, value: unknown, path: readonly PropertyKey[]): boolean => {
-    if (stoppedAt !== null) return false;
+  const parsed: ParsedLists = {};
+  const contracts: ContractsSeen = new Map();
+  /**
+   * Checks one entry: its parsed value, or undefined when it is refused (its issues recorded);
+   * null once more than MAX_REPORTED_ISSUES problems were found (the caller stops).
+   */
+  const check = (schema: z.ZodType, value: unknown, path: readonly PropertyKey[]): unknown => {
+    if (stoppedAt !== null) return null;
     const result = schema.safeParse(value);
-    if (result.success) return true;
+    if (result.success) return result.data;
     for (const issue of issuesFromZod(result.error, value, 'E_MANIFEST_SCHEMA', path, schema)) {
       if (issues.length === MAX_REPORTED_ISSUES) {
         stoppedAt = formatFieldPath(path);
-        return false;
+        return null;
       }
       issues.push(issue);
     }
-    return true;
+    return undefined;
   };
-  const each = (key: string, schema: z.ZodType): void => {
+  const each = (key: 'inputs' | 'known_gaps' | 'files', schema: z.ZodType): void => {
     const list = top[key];
     if (!Array.isArray(list)) return;
     entries += list.length;
-    for (let i = 0; i < list.length && check(schema, list[i], [key, i]); i++);
+    const out: unknown[] = [];
+    for (let i = 0; i < list.length; i++) {
+      const entry = check(schema, list[i], [key, i]);
+      if (entry === null) break;
+      out.push(entry);
+    }
+    parsed[key] = out;
   };
   each('inputs', InputEntrySchema);
   each('known_gaps', KnownGapSchema);
@@ -433,19 +463,29 @@ function entryIssues(top: Readonly<Record<string, unknown>>): { issues: BundleIs
   const passes = top['passes'];
   if (Array.isArray(passes)) {
     entries += passes.length;
+    const out: unknown[] = [];
     for (let p = 0; p < passes.length && stoppedAt === null; p++) {
       const pass: unknown = passes[p];
       const boundaries = pass !== null && typeof pass === 'object' ? (pass as Record<string, unknown>)['boundaries'] : undefined;
       if (!Array.isArray(boundaries)) {
-        check(PassEntrySchema, pass, ['passes', p]);
+        out.push(check(PassEntrySchema, pass, ['passes', p]));
         continue;
       }
       entries += boundaries.length;
-      check(PassEntrySchema, { ...(pass as Record<string, unknown>), boundaries: [] }, ['passes', p]);
-      for (let b = 0; b < boundaries.length && check(BoundaryEntrySchema, boundaries[b], ['passes', p, 'boundaries', b]); b++);
+      const entry = check(PassEntrySchema, { ...(pass as Record<string, unknown>), boundaries: [] }, ['passes', p]);
+      const parsedBoundaries: unknown[] = [];
+      for (let b = 0; b < boundaries.length; b++) {
+        // Most entries are told valid by the fast check; the rest (and every refusal's message) are zod's.
+        const boundary =
+          checkedBoundaryEntry(boundaries[b], NESTED_ENTRY_SCHEMAS, contracts) ?? check(BoundaryEntrySchema, boundaries[b], ['passes', p, 'boundaries', b]);
+        if (boundary === null) break;
+        parsedBoundaries.push(boundary);
+      }
+      out.push(entry !== null && typeof entry === 'object' ? { ...entry, boundaries: parsedBoundaries } : entry);
     }
+    parsed.passes = out;
   }
-  return { issues, stoppedAt, entries };
+  return { issues, stoppedAt, entries, parsed };
 }
 
 /**

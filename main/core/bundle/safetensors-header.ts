@@ -2,7 +2,7 @@
 // enforces (no overlap, no hole, data section fully used, sizes agree with dtype x shape), and
 // its encoding for writers (sorted keys, padded with spaces to 8-byte alignment).
 import { z } from 'zod';
-import { DTypeSchema, DTYPE_SIZE, elementCount, type DType } from './dtype.ts';
+import { DTypeSchema, DTYPES, DTYPE_SIZE, elementCount, type DType } from './dtype.ts';
 import { BundleError, formatFieldPath, type BundleIssue } from './errors.ts';
 import { issuesFromZod } from './zod-issues.ts';
 
@@ -32,6 +32,28 @@ export interface SafetensorsHeader {
   /** Tensors in data order (ascending offsets). */
   readonly tensors: readonly SafetensorsTensorInfo[];
   readonly metadata: Readonly<Record<string, string>> | null;
+}
+
+const DTYPE_SET: ReadonlySet<unknown> = new Set(DTYPES);
+const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
+
+/**
+ * SafetensorsEntrySchema's result for an entry this check can tell is valid (a fresh object with
+ * a copied shape), else null: the schema then parses it and names what is wrong. A pass file of
+ * a long run holds thousands of entries, and zod's walk over each was most of reading its header.
+ */
+function checkedEntry(value: unknown): { success: true; data: z.infer<typeof SafetensorsEntrySchema> } | null {
+  if (typeof value !== 'object' || value === null || Object.getPrototypeOf(value) !== Object.prototype) return null;
+  const entry = value as Record<string, unknown>;
+  let keys = 0;
+  for (const key in entry) {
+    if ((key !== 'dtype' && key !== 'shape' && key !== 'data_offsets') || entry[key] === undefined) return null;
+    keys += 1;
+  }
+  const { dtype, shape, data_offsets: offsets } = entry;
+  if (keys !== 3 || !DTYPE_SET.has(dtype) || !Array.isArray(shape) || !shape.every(isCount)) return null;
+  if (!Array.isArray(offsets) || offsets.length !== 2 || !isCount(offsets[0]) || !isCount(offsets[1])) return null;
+  return { success: true, data: { dtype: dtype as DType, shape: [...(shape as number[])], data_offsets: [offsets[0], offsets[1]] } };
 }
 
 const headerField = (key: string, ...rest: PropertyKey[]): string => formatFieldPath(['header', key, ...rest]);
@@ -71,7 +93,7 @@ export function parseSafetensorsHeader(headerBytes: Uint8Array, dataBytes: numbe
       else issues.push(...issuesFromZod(parsed.error, value, 'E_SAFETENSORS_HEADER', ['header', key]));
       continue;
     }
-    const parsed = SafetensorsEntrySchema.safeParse(value);
+    const parsed = checkedEntry(value) ?? SafetensorsEntrySchema.safeParse(value);
     if (!parsed.success) {
       issues.push(...issuesFromZod(parsed.error, value, 'E_SAFETENSORS_HEADER', ['header', key]));
       continue;

@@ -116,3 +116,26 @@ export function verifyInPassOrder(bundle: TraceBundle, passOrder: readonly numbe
     },
   };
 }
+
+/**
+ * `verification`, which also fails (every wait, current and future, and `done`) when `check`
+ * rejects — the rest of the bundle's opening, going on while its first passes are verified and
+ * judged (bundle-opened-later.ts) — and is done only once `check` resolves too.
+ */
+export function alsoAwaiting(verification: PassOrderVerification, check: Promise<void>): PassOrderVerification {
+  // Never resolves: a wait raced against it ends with the check's failure or not at all.
+  const failed = check.then(() => new Promise<never>(() => undefined));
+  failed.catch(() => undefined);
+  const done = Promise.all([verification.done, check]).then(() => undefined);
+  // Whoever waits on `done` gets the failure; a caller that gave up first leaves none unhandled.
+  done.catch(() => undefined);
+  return {
+    whenVerified: (passes) => Promise.race([verification.whenVerified(passes), failed]),
+    done,
+    get verified() {
+      return verification.verified;
+    },
+    total: verification.total,
+    stop: () => verification.stop(),
+  };
+}
