@@ -6,6 +6,7 @@
 // of after every pass file's header has been read on the thread that serves it, and fails the
 // open (withdrawing what it showed) when `opened` rejects, as it does for a digest that fails.
 import { resolve } from 'node:path';
+import { BoundaryIndex } from './boundary-index.ts';
 import type { TensorData, TraceBundle } from './bundle-reader.ts';
 import type { BoundaryEntry, BundleManifest, InputEntry, PassEntry } from './manifest-schema.ts';
 
@@ -18,7 +19,7 @@ export interface BundleOpenedLater {
 class OpeningBundle implements TraceBundle {
   readonly dir: string;
   readonly passes: readonly PassEntry[];
-  private readonly boundariesByName = new Map<number, Map<string, BoundaryEntry>>();
+  private readonly boundaryIndex: BoundaryIndex;
 
   constructor(
     readonly manifest: BundleManifest,
@@ -29,17 +30,11 @@ class OpeningBundle implements TraceBundle {
     // As the opened bundle gives them (BundleReader).
     this.dir = resolve(dir);
     this.passes = manifest.passes;
+    this.boundaryIndex = new BoundaryIndex(manifest);
   }
 
   boundary(passIndex: number, name: string): BoundaryEntry | undefined {
-    // The first entry of a name, looked up by name as BundleReader does.
-    let byName = this.boundariesByName.get(passIndex);
-    if (byName === undefined) {
-      byName = new Map();
-      for (const boundary of this.manifest.passes[passIndex]?.boundaries ?? []) if (!byName.has(boundary.name)) byName.set(boundary.name, boundary);
-      this.boundariesByName.set(passIndex, byName);
-    }
-    return byName.get(name);
+    return this.boundaryIndex.get(passIndex, name);
   }
 
   input(name: string): InputEntry | undefined {

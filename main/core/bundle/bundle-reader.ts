@@ -6,6 +6,7 @@
 // after the read, so each byte is hashed once and a file changed after the open is still caught.
 import { realpath, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { BoundaryIndex } from './boundary-index.ts';
 import { JOURNAL_FILE_NAME } from './capture-journal.ts';
 import { chunksCovering } from './chunk-digests.ts';
 import { sha256Bytes, sha256File } from './digest.ts';
@@ -357,7 +358,7 @@ class BundleReader implements TraceBundle {
   readonly passes: readonly PassEntry[];
   private readonly openFiles = new Map<string, { file: Promise<SafetensorsFile>; users: number }>();
   private readonly fileDigests: ReadonlyMap<string, string>;
-  private readonly boundariesByName = new Map<number, Map<string, BoundaryEntry>>();
+  private readonly boundaryIndex: BoundaryIndex;
   /** The manifest's digest scheme: how a tensor or chunk read is hashed to check it. */
   private readonly scheme: DigestScheme;
   /** While a deferred verification runs: the identities each file (bundle-relative) was read under. */
@@ -374,20 +375,13 @@ class BundleReader implements TraceBundle {
     private readonly verification: Promise<void> | null = null,
   ) {
     this.passes = manifest.passes;
+    this.boundaryIndex = new BoundaryIndex(manifest);
     this.fileDigests = new Map(manifest.files.map((entry) => [entry.path, entry.sha256]));
     this.scheme = schemeOf(manifest);
   }
 
   boundary(passIndex: number, name: string): BoundaryEntry | undefined {
-    // Indexed by name per pass on first use: judging a pass of 1,000 boundaries looked each one up
-    // by a linear search, a million comparisons per pass and side.
-    let byName = this.boundariesByName.get(passIndex);
-    if (byName === undefined) {
-      byName = new Map();
-      for (const boundary of this.manifest.passes[passIndex]?.boundaries ?? []) if (!byName.has(boundary.name)) byName.set(boundary.name, boundary);
-      this.boundariesByName.set(passIndex, byName);
-    }
-    return byName.get(name);
+    return this.boundaryIndex.get(passIndex, name);
   }
 
   input(name: string): InputEntry | undefined {
