@@ -22,7 +22,7 @@ const benches: Bench[] = [
     title: 'pass shards: one scale-engine case gated whole and as 2- and 4-way --shard-by passes splits (TRACE_INSPECTOR_PASS_SHARD_GIB, default 1)',
     run: benchPassShard,
   },
-  { title: 'app performance in Chromium: 50k-row boundary table, 4096x4096 heatmap (serve mode)', run: benchAppPerformance },
+  { title: 'app performance in Chromium: 50k-row boundary table, 4096x4096 heatmap (serve mode; a scale target)', run: benchAppPerformance },
   { title: 'app on a large run: scale-engine trace stepped, opened and viewed in serve mode (TRACE_INSPECTOR_APP_SCALE_GIB, default 10)', run: benchAppScale },
 ];
 
