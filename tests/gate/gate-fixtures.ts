@@ -224,6 +224,16 @@ export async function copyBundle(srcDir: string, dstDir: string, edit: TensorEdi
 
 // ---- CLI helpers -----------------------------------------------------------------------------------
 
+/** One `trace-inspector` run through recordingIO, as the shard tests keep it. */
+export interface GateCliRun {
+  code: number;
+  out: string;
+  err: string;
+  json: string;
+  /** The receipt the run signed (its --work folder's receipt.dsse.json). */
+  receipt: string;
+}
+
 export interface RecordingIO extends CliIO {
   out: string[];
   err: string[];

@@ -18,25 +18,28 @@ import { writeNewFileAtomically } from '../../main/core/report/new-file.ts';
 import { requireBuiltHost } from '../engine-host/engine-host-fixtures.ts';
 import { oracleBundle, REFERENCE_ENGINE, referenceBundle } from '../helpers/paths.ts';
 import { boundedSpeechCopy } from './audio-fixtures.ts';
-import { gateOptions, keyFiles, recordingIO, removeTempDirs, SEGV_ENGINE, setF32, tempDir, TOY_ENGINE, writeToyCase } from './gate-fixtures.ts';
+import {
+  gateOptions,
+  type GateCliRun,
+  keyFiles,
+  recordingIO,
+  removeTempDirs,
+  SEGV_ENGINE,
+  setF32,
+  tempDir,
+  TOY_ENGINE,
+  writeToyCase,
+} from './gate-fixtures.ts';
 
 beforeAll(requireBuiltHost);
 afterAll(removeTempDirs);
-
-interface Run {
-  code: number;
-  out: string;
-  err: string;
-  json: string;
-  receipt: string;
-}
 
 let root = '';
 let keys: { privateKeyPath: string; publicKeyPath: string };
 let runs = 0;
 const TAIL = referenceBundle('tail');
 
-async function gate(extra: readonly string[]): Promise<Run> {
+async function gate(extra: readonly string[]): Promise<GateCliRun> {
   const io = recordingIO(root);
   const work = join(root, `work-${++runs}`);
   const json = join(root, `result-${runs}.json`);
@@ -45,7 +48,7 @@ async function gate(extra: readonly string[]): Promise<Run> {
   return { code, out: io.out.join(''), err: io.err.join(''), json, receipt: join(work, 'receipt.dsse.json') };
 }
 
-async function merge(given: readonly Run[], extra: readonly string[] = [], env: Record<string, string> = {}): Promise<Run> {
+async function merge(given: readonly GateCliRun[], extra: readonly string[] = [], env: Record<string, string> = {}): Promise<GateCliRun> {
   const io = recordingIO(root, env);
   const receipt = join(root, `merged-${++runs}.dsse.json`);
   const json = join(root, `merged-${runs}.json`);
@@ -110,9 +113,9 @@ async function wholeAndThreeShards(
 /** A result as its JSON file holds it (what merge compares). */
 const asWritten = (result: GateResult): GateResult => JSON.parse(serializeGateResult(result)) as GateResult;
 
-let whole: Run;
-const shards: Run[] = [];
-let twoWay: Run;
+let whole: GateCliRun;
+const shards: GateCliRun[] = [];
+let twoWay: GateCliRun;
 
 beforeAll(async () => {
   root = tempDir('pass-shard');
@@ -153,7 +156,7 @@ describe('--gate --shard K/N --shard-by passes', () => {
   });
 
   it('merge gives the unsharded verdict rows (every field but durations), counts, gaps, seals and first divergence, with one signed receipt', async () => {
-    const merged = await merge([shards[2], shards[0], shards[1]] as Run[]);
+    const merged = await merge([shards[2], shards[0], shards[1]] as GateCliRun[]);
     expect(merged.code).toBe(0);
     const result = read(merged.json);
     const reference = read(whole.json);
@@ -168,7 +171,7 @@ describe('--gate --shard K/N --shard-by passes', () => {
   });
 
   it('a missing range is a FAIL naming the case and the passes; nothing is signed', async () => {
-    const merged = await merge([shards[0], shards[2]] as Run[]);
+    const merged = await merge([shards[0], shards[2]] as GateCliRun[]);
     const range = read(shards[1]?.json as string).cases[0]?.passRange as { from: number; to: number };
     expect(merged.code).toBe(1);
     expect(merged.out).toContain('SHARD: missing shard 2/3');
@@ -234,7 +237,7 @@ describe('a perturbation in the passes of shard 2', () => {
     // reset between frames, so it first shows in the second frame's depth.cb0.l0.out (pass 1).
     const option = ['--option', 'perturb.depth_kv_not_reset=1'];
     const unsharded = await gate(option);
-    const parts: Run[] = [];
+    const parts: GateCliRun[] = [];
     for (const k of [1, 2, 3]) parts.push(await gate([...option, ...pass(k)]));
     const expected = divergence(read(unsharded.json));
     expect(expected).toMatchObject({ pass: 1, boundary: 'depth.cb0.l0.out', verdict: 'FAIL', kind: 'value' });
@@ -275,7 +278,7 @@ describe('the evidence a pass shard verifies', () => {
     const bytes = readFileSync(damaged);
     bytes[bytes.length - 1] = (bytes[bytes.length - 1] ?? 0) ^ 1;
     writeFileSync(damaged, bytes);
-    const shardGate = async (k: number): Promise<Run> => {
+    const shardGate = async (k: number): Promise<GateCliRun> => {
       const io = recordingIO(dir);
       const json = join(dir, `shard-${k}.json`);
       const args = ['--gate', '--engine', TOY_ENGINE, '--bundle', layout.referenceDir, '--work', join(dir, `work-${k}`), '--key', keys.privateKeyPath];

@@ -7,26 +7,17 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../main/cli/run-cli.ts';
 import type { GateResult } from '../../main/core/gate/gate-types.ts';
-import { keyFiles, recordingIO, removeTempDirs, tempDir, TOY_ENGINE, writeToyCase } from './gate-fixtures.ts';
+import { type GateCliRun, keyFiles, recordingIO, removeTempDirs, tempDir, TOY_ENGINE, writeToyCase } from './gate-fixtures.ts';
 import type { PassSpec } from '../helpers/bundle-builder.ts';
 
 afterAll(removeTempDirs);
-
-interface Run {
-  code: number;
-  out: string;
-  err: string;
-  json: string;
-  /** The receipt the run signed (its --work folder's receipt.dsse.json). */
-  receipt: string;
-}
 
 let root = '';
 let keys: { privateKeyPath: string; publicKeyPath: string };
 const bundles: string[] = [];
 let runs = 0;
 
-async function gate(extra: readonly string[], json: string | null = join(root, `result-${++runs}.json`)): Promise<Run> {
+async function gate(extra: readonly string[], json: string | null = join(root, `result-${++runs}.json`)): Promise<GateCliRun> {
   const io = recordingIO(root);
   const work = join(root, `work-${++runs}`);
   const args = ['--gate', '--engine', TOY_ENGINE, ...bundles.flatMap((dir) => ['--bundle', dir]), '--work', work, '--key', keys.privateKeyPath];
@@ -34,7 +25,11 @@ async function gate(extra: readonly string[], json: string | null = join(root, `
   return { code, out: io.out.join(''), err: io.err.join(''), json: json ?? '', receipt: join(work, 'receipt.dsse.json') };
 }
 
-async function merge(files: readonly string[], extra: readonly string[] = ['--key', keys.privateKeyPath], env: Record<string, string> = {}): Promise<Run> {
+async function merge(
+  files: readonly string[],
+  extra: readonly string[] = ['--key', keys.privateKeyPath],
+  env: Record<string, string> = {},
+): Promise<GateCliRun> {
   const io = recordingIO(root, env);
   const receipt = join(root, `merged-${++runs}.dsse.json`);
   const json = join(root, `merged-${runs}.json`);
@@ -43,15 +38,15 @@ async function merge(files: readonly string[], extra: readonly string[] = ['--ke
 }
 
 /** A shard's result and its receipt, as merge is given them. */
-const signed = (run: Run): string[] => [run.json, run.receipt];
+const signed = (run: GateCliRun): string[] => [run.json, run.receipt];
 
 const read = (file: string): GateResult => JSON.parse(readFileSync(file, 'utf8')) as GateResult;
 const rowsOf = (result: GateResult): string[] =>
   result.cases.flatMap((item) => item.verdicts.map((row) => `${row.case} ${row.pass} ${row.boundary} ${row.verdict}`));
 
-let whole: Run;
-let shard1: Run;
-let shard2: Run;
+let whole: GateCliRun;
+let shard1: GateCliRun;
+let shard2: GateCliRun;
 
 beforeAll(async () => {
   root = tempDir('shard');
