@@ -3,11 +3,15 @@
 // must not do: the session's openers have a judging worker read it (judge-pool.ts manifest) and
 // open the bundle from the manifest they receive, with the same checks openBundle makes
 // (openBundleFromManifest: confined paths, sizes, digests, safetensors headers).
+//
+// A capture in progress is the exception: its view is opened again after every pass, each time
+// from the last (CaptureInProgressReader), reading only the journal's new lines and the new pass
+// files' headers — a pass's worth of JSON, which the serving thread reads in a few milliseconds,
+// where the whole journal and every header, read again each step, grew with the run.
 import { join } from 'node:path';
 import { openBundle, openBundleFromManifest, readManifest, type OpenBundleOptions, type TraceBundle } from '../core/bundle/bundle-reader.ts';
 import { bundleOpenedLater, type BundleOpenedLater } from '../core/bundle/bundle-opened-later.ts';
-import { openCaptureInProgress } from '../core/bundle/capture-in-progress.ts';
-import { JOURNAL_FILE_NAME } from '../core/bundle/capture-journal.ts';
+import { CaptureInProgressReader } from '../core/bundle/capture-in-progress.ts';
 import { MANIFEST_FILE_NAME } from '../core/bundle/manifest-schema.ts';
 import type { JudgePool } from './judge-pool.ts';
 
@@ -16,7 +20,10 @@ export type BundleOpener = (dir: string, options?: OpenBundleOptions) => Promise
 export interface BundleOpeners {
   /** A finished bundle (openBundle). */
   bundle: BundleOpener;
-  /** The sealed passes of a capture in progress (openCaptureInProgress: its journal, files not re-hashed). */
+  /**
+   * The sealed passes of a capture in progress (capture-in-progress.ts: its journal, files not
+   * re-hashed), opened from the view of the same folder opened last, if any.
+   */
   capture(dir: string): Promise<TraceBundle>;
   /**
    * A finished bundle, its files not hashed (verify 'none'), usable once its manifest is read and
@@ -25,10 +32,19 @@ export interface BundleOpeners {
   bundleLater(dir: string): Promise<BundleOpenedLater>;
 }
 
+/** The views of the capture in progress opened last: each open reads what was sealed since the one before. */
+function captureViews(): (dir: string) => Promise<TraceBundle> {
+  let reader: CaptureInProgressReader | null = null;
+  return (dir) => {
+    if (reader?.dir !== dir) reader = new CaptureInProgressReader(dir);
+    return reader.open();
+  };
+}
+
 /** Everything on the calling thread. */
 export const openersHere: BundleOpeners = {
   bundle: openBundle,
-  capture: (dir) => openCaptureInProgress(dir),
+  capture: captureViews(),
   bundleLater: async (dir) => {
     const manifestPath = join(dir, MANIFEST_FILE_NAME);
     const manifest = await readManifest(dir, manifestPath);
@@ -40,7 +56,7 @@ export const openersHere: BundleOpeners = {
 export function openersOffThread(pool: JudgePool): BundleOpeners {
   return {
     bundle: async (dir, options = {}) => openBundleFromManifest(dir, await pool.manifest({ kind: 'bundle', dir }), join(dir, MANIFEST_FILE_NAME), options),
-    capture: async (dir) => openBundleFromManifest(dir, await pool.manifest({ kind: 'capture', dir }), join(dir, JOURNAL_FILE_NAME), { verify: 'none' }),
+    capture: captureViews(),
     bundleLater: async (dir) => {
       const manifestPath = join(dir, MANIFEST_FILE_NAME);
       const manifest = await pool.manifest({ kind: 'bundle', dir });

@@ -13,7 +13,7 @@ import { parentPort, threadId } from 'node:worker_threads';
 import { openBundle, openBundleFromManifest, readManifest, type TraceBundle } from '../core/bundle/bundle-reader.ts';
 import { BundleError } from '../core/bundle/errors.ts';
 import { adoptPins } from '../core/bundle/file-pins.ts';
-import { openCaptureInProgress } from '../core/bundle/capture-in-progress.ts';
+import { CaptureInProgressReader } from '../core/bundle/capture-in-progress.ts';
 import { JOURNAL_FILE_NAME } from '../core/bundle/capture-journal.ts';
 import { judgeAudioStreams } from '../core/gate/audio-stream-verdicts.ts';
 import { judgeCase } from '../core/gate/case-verdicts.ts';
@@ -91,11 +91,23 @@ function filesDiffer(bundle: TraceBundle, ref: BundleRef): string | null {
   return null;
 }
 
+/**
+ * The views of the captures in progress, by folder: a capture's view is opened again whenever its
+ * journal grew, from the view before (capture-in-progress.ts), so a step's view costs what the
+ * step sealed.
+ */
+const captures = new Map<string, CaptureInProgressReader>();
+
 function opened(ref: Place): Promise<TraceBundle> {
   const current = kept(ref);
   if (current !== undefined) return current;
   const stamp = stampOf(ref);
-  const bundle = ref.kind === 'capture' ? openCaptureInProgress(ref.dir) : openBundle(ref.dir, { verify: 'none' });
+  let bundle: Promise<TraceBundle>;
+  if (ref.kind === 'capture') {
+    const reader = captures.get(ref.dir) ?? new CaptureInProgressReader(ref.dir);
+    captures.set(ref.dir, reader);
+    bundle = reader.open();
+  } else bundle = openBundle(ref.dir, { verify: 'none' });
   keep(ref, bundle, stamp);
   return bundle;
 }
@@ -103,6 +115,8 @@ function opened(ref: Place): Promise<TraceBundle> {
 async function forget(ref: Place): Promise<void> {
   const entry = open.get(keyOf(ref));
   open.delete(keyOf(ref));
+  // Opened again, a capture is read again from its journal's first line.
+  if (ref.kind === 'capture') captures.delete(ref.dir);
   await entry?.bundle.then((bundle) => bundle.close()).catch(() => undefined);
 }
 
@@ -124,6 +138,8 @@ async function keepOnly(job: JudgeJob): Promise<void> {
   for (const [key, entry] of [...open]) {
     if (wanted.has(key)) continue;
     open.delete(key);
+    const [kind, dir] = key.split('\u0000');
+    if (kind === 'capture' && dir !== undefined) captures.delete(dir);
     await entry.bundle.then((bundle) => bundle.close()).catch(() => undefined);
   }
 }
@@ -134,11 +150,10 @@ async function keepOnly(job: JudgeJob): Promise<void> {
  * already open here gives its manifest; otherwise it is read, and `keepOpen` opens it from the same
  * manifest for the jobs to come — called once the manifest is sent: opening it reads every pass
  * file's header, which would hold up the parts the session waits for.
- * A capture in progress is always read afresh (it grows by a pass per step).
+ * A capture in progress is read on from the view before whenever its journal grew (opened()).
  */
 async function manifestOf(place: Place): Promise<{ manifest: BundleManifest; keepOpen: () => void }> {
   const none = (): void => undefined;
-  if (place.kind === 'capture') await forget(place);
   const cached = kept(place);
   const bundle = cached === undefined ? null : await cached.catch(() => null);
   if (bundle !== null) return { manifest: bundle.manifest, keepOpen: none };

@@ -10,7 +10,8 @@
 import type { EngineDescription } from '../engine-host/engine-description.ts';
 import type { TraceBundle } from '../core/bundle/bundle-reader.ts';
 import { pinsToShare, type SharedPin } from '../core/bundle/file-pins.ts';
-import { bundleRealPaths, type PassOrderVerification } from '../core/bundle/verify-in-pass-order.ts';
+import type { PassOrderVerification } from '../core/bundle/verify-in-pass-order.ts';
+import { resolveInsideBundle } from '../core/bundle/path-confinement.ts';
 import { audioBoundsOf, type Contract, type PassEntry, type RunOutcome } from '../core/bundle/manifest-schema.ts';
 import { applyAudioStream } from '../core/gate/audio-stream-verdicts.ts';
 import type { RunStop } from '../core/gate/case-verdicts.ts';
@@ -49,16 +50,24 @@ export interface NativeSide {
   verification?: PassOrderVerification;
 }
 
-// The real paths of a bundle's files, for the pins handed to the workers (resolved once per bundle).
-const realPathsByBundle = new WeakMap<TraceBundle, Promise<Map<string, string>>>();
+// The real paths of a bundle's files, for the pins handed to the workers: resolved once per file
+// and bundle, and only for the files a slice reads — a step's view of a capture in progress is a
+// new bundle each step, and resolving every file of it again made a step cost the whole run.
+const realPathsByBundle = new WeakMap<TraceBundle, Map<string, Promise<string | undefined>>>();
 
-function realPathsOf(bundle: TraceBundle): Promise<Map<string, string>> {
+function realPathOf(bundle: TraceBundle, file: string): Promise<string | undefined> {
   let paths = realPathsByBundle.get(bundle);
   if (paths === undefined) {
-    paths = bundleRealPaths(bundle).catch(() => new Map<string, string>());
+    paths = new Map();
     realPathsByBundle.set(bundle, paths);
   }
-  return paths;
+  let real = paths.get(file);
+  if (real === undefined) {
+    // A file that cannot be resolved has no pin: it is hashed as it is read on the worker.
+    real = resolveInsideBundle(bundle.dir, file, { file: bundle.manifestPath, field: 'files' }).catch(() => undefined);
+    paths.set(file, real);
+  }
+  return real;
 }
 
 /**
@@ -77,10 +86,9 @@ async function slicePins(bundles: readonly (TraceBundle | null)[], passes: reado
   const wanted: { realPath: string; tensors: Set<string> }[] = [];
   for (const bundle of bundles) {
     if (bundle === null) continue;
-    const real = await realPathsOf(bundle);
     for (const pass of passes) {
       const entry = passEntry(bundle, pass);
-      const realPath = entry === undefined ? undefined : real.get(entry.file);
+      const realPath = entry === undefined ? undefined : await realPathOf(bundle, entry.file);
       if (entry === undefined || realPath === undefined) continue;
       const tensors = new Set(entry.boundaries.flatMap((boundary) => (boundary.byte_length >= PINNED_READ_MIN_BYTES ? [boundary.key] : [])));
       if (tensors.size > 0) wanted.push({ realPath, tensors });

@@ -49,6 +49,16 @@ export interface OpenBundleOptions {
    * tools that inspect a bundle) take the tensors as they are.
    */
   readonly checkPadding?: boolean;
+  /**
+   * A bundle opened before (with verify 'none') from a manifest this one extends — the view of a
+   * capture in progress, opened again after each pass is sealed: a file it checked whose entry
+   * (path, bytes, sha256) and whose pass entries are the same objects, and whose identity (device,
+   * inode, size, modification time) has not moved since, is not checked again (its safetensors
+   * header not read again). Any other file is checked in full, as without this option, so an
+   * earlier pass file that changed between the opens fails with the same error naming it and the
+   * field. Ignored unless `verify` is 'none'.
+   */
+  readonly grownFrom?: TraceBundle;
 }
 
 export interface TensorData {
@@ -156,9 +166,13 @@ export async function openBundleFromManifest(
 ): Promise<TraceBundle> {
   const verify = options.verify ?? 'files';
   const display = (relPath: string): string => join(dir, relPath);
+  const grown = verify === 'none' && options.grownFrom !== undefined ? checkedParts.get(options.grownFrom) : undefined;
+  const unchanged = grown === undefined ? new Set<string>() : await filesUnchanged(grown, manifest);
 
-  const realPaths = new Map<string, string>();
+  const realPaths = new Map<string, string>(grown?.realPaths);
+  const identities = new Map<string, string>();
   for (const [f, entry] of manifest.files.entries()) {
+    if (unchanged.has(entry.path)) continue;
     const field = formatFieldPath(['files', f]);
     const real = await resolveInsideBundle(dir, entry.path, { file: manifestPath, field: `${field}.path` });
     realPaths.set(entry.path, real);
@@ -172,6 +186,7 @@ export async function openBundleFromManifest(
         `${MANIFEST_FILE_NAME} lists ${entry.bytes} bytes, the file holds ${info.size}`,
       );
     }
+    identities.set(entry.path, identityOf(info));
   }
   // Every file, its tensors and their chunk digests, hashed on worker threads in one read each.
   const deferred = verify === 'deferred' && process.env[REHASH_ENV] !== 'always';
@@ -182,8 +197,16 @@ export async function openBundleFromManifest(
     verification.catch(() => undefined); // settled by settleVerification (or dropped with the bundle)
   }
 
-  const locations = await crossCheckHeaders(manifest, realPaths, display);
+  const checked = await crossCheckHeaders(manifest, realPaths, display, unchanged);
+  // Grown: the locations of the files checked before are kept (one map shared by the views, which
+  // only ever gains entries once a file's check passed), so an open costs what the growth holds.
+  const locations = grown === undefined ? checked : grown.locations;
+  if (grown !== undefined) {
+    for (const [key, location] of checked) locations.set(key, location);
+    for (const [path, identity] of identities) grown.identities.set(path, identity);
+  }
   const reader = new BundleReader(manifest, resolve(dir), manifestPath, realPaths, locations, display, verification);
+  if (verify === 'none') checkedParts.set(reader, { manifest, realPaths, locations, identities: grown?.identities ?? identities });
   if (options.checkPadding === true && manifest.kind !== 'native') {
     // A reference or oracle is the truth a run is judged against: its own padding must keep
     // the policy it declares (a native bundle's padding is judged by the comparison instead).
@@ -258,11 +281,61 @@ async function interruptedCaptureError(dir: string, manifestPath: string, error:
 
 const locationKey = (passIndex: number | 'input', name: string): string => `${passIndex}\u0000${name}`;
 
+/** What an open with verify 'none' checked, for an open of the same bundle grown since (OpenBundleOptions.grownFrom). */
+interface CheckedParts {
+  readonly manifest: BundleManifest;
+  readonly realPaths: Map<string, string>;
+  readonly locations: Map<string, TensorLocation>;
+  /** Each checked file's identity when it was checked (identityOf). */
+  readonly identities: Map<string, string>;
+}
+
+const checkedParts = new WeakMap<TraceBundle, CheckedParts>();
+
+function identityOf(info: { dev: number; ino: number; size: number; mtimeMs: number }): string {
+  return `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}`;
+}
+
+/**
+ * The files of `manifest` that `grown` checked and that need no check again: the same file entry,
+ * every entry that points into it the same (the inputs, or its pass: the very objects `grown`
+ * held, as an extended manifest keeps them), and the same identity on disk now (one stat each).
+ */
+async function filesUnchanged(grown: CheckedParts, manifest: BundleManifest): Promise<Set<string>> {
+  const before = grown.manifest;
+  const sameInputs = before.inputs.length === manifest.inputs.length && before.inputs.every((input, i) => input === manifest.inputs[i]);
+  const samePasses = new Set<string>();
+  manifest.passes.forEach((pass, p) => {
+    if (before.passes[p] === pass) samePasses.add(pass.file);
+  });
+  const inputFiles = new Set(manifest.inputs.map((input) => input.file));
+  const passFiles = new Set(manifest.passes.map((pass) => pass.file));
+  const previousFiles = new Map(before.files.map((entry) => [entry.path, entry]));
+  const candidates = manifest.files.filter((entry) => {
+    const then = previousFiles.get(entry.path);
+    if (then === undefined || then.bytes !== entry.bytes || then.sha256 !== entry.sha256) return false;
+    const holdsInputs = inputFiles.has(entry.path);
+    return (holdsInputs ? sameInputs : true) && (samePasses.has(entry.path) || (holdsInputs && !passFiles.has(entry.path)));
+  });
+  const unchanged = new Set<string>();
+  await Promise.all(
+    candidates.map(async (entry) => {
+      const real = grown.realPaths.get(entry.path);
+      if (real === undefined) return;
+      const info = await stat(real).catch(() => null);
+      if (info !== null && info.isFile() && identityOf(info) === grown.identities.get(entry.path)) unchanged.add(entry.path);
+    }),
+  );
+  return unchanged;
+}
+
 /** Opens each tensor file's header once and checks every manifest entry that points into it. */
 async function crossCheckHeaders(
   manifest: BundleManifest,
   realPaths: ReadonlyMap<string, string>,
   display: (relPath: string) => string,
+  /** Files already checked, whose claims are not checked again (a bundle this one extends). */
+  skip: ReadonlySet<string> = new Set(),
 ): Promise<Map<string, TensorLocation>> {
   interface Claim {
     readonly lookup: string;
@@ -275,6 +348,7 @@ async function crossCheckHeaders(
   }
   const claimsByFile = new Map<string, Claim[]>();
   const claim = (file: string, entry: Claim): void => {
+    if (skip.has(file)) return;
     const list = claimsByFile.get(file) ?? [];
     list.push(entry);
     claimsByFile.set(file, list);
@@ -304,7 +378,7 @@ async function crossCheckHeaders(
     ),
   );
   // A pass with no boundaries still names a file that must be a valid safetensors file.
-  for (const pass of manifest.passes) if (!claimsByFile.has(pass.file)) claimsByFile.set(pass.file, []);
+  for (const pass of manifest.passes) if (!claimsByFile.has(pass.file) && !skip.has(pass.file)) claimsByFile.set(pass.file, []);
 
   const locations = new Map<string, TensorLocation>();
   for (const [file, claims] of claimsByFile) {

@@ -5,14 +5,23 @@
 // builder, buildNativeManifest), and opened with the reader's own checks. The pass being written
 // (a pass_begin without its seal, its spill) is not part of the view.
 //
+// A view is opened again after every pass, so it grows (CaptureInProgressReader): each open reads
+// only the journal's bytes past those it read before, validates only the passes sealed since, and
+// reads only their files' headers — a step costs what it sealed, not the whole run so far. What
+// it read before is not taken on trust: the journal must still hold a line end where the last
+// read stopped (an append-only file that was rewritten is read again from its start), and every
+// earlier file is stat'ed: one whose identity moved since its header was checked is checked again
+// in full (bundle-reader.ts grownFrom), so a changed earlier pass fails with the error naming it.
+//
 // The journal is read, never written: the capture's owner (possibly another process) keeps
 // appending to it. A line is only trusted once its newline is on disk (parseJournal).
-import { GuardedReadError, readRegularFile } from '../io/guarded-read.ts';
+import { open as openFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { GuardedReadError, readRegularFile } from '../io/guarded-read.ts';
 import { openBundleFromManifest, type OpenBundleOptions, type TraceBundle } from './bundle-reader.ts';
-import { JOURNAL_FILE_NAME, MAX_JOURNAL_BYTES, parseJournal, type JournalHeader } from './capture-journal.ts';
+import { JOURNAL_FILE_NAME, MAX_JOURNAL_BYTES, parseJournal, type JournalHeader, type JournalLine } from './capture-journal.ts';
 import { BundleError } from './errors.ts';
-import { parseManifest, type RunOutcome } from './manifest-schema.ts';
+import { parseManifest, type BundleManifest, type PassEntry, type RunOutcome } from './manifest-schema.ts';
 import { boundaryOfRecord, buildNativeManifest, type SealedPass } from './native-manifest.ts';
 
 /** The run outcome a view of an unfinished capture carries: not an ending, a statement that there is none yet. */
@@ -26,47 +35,178 @@ function inProgressOutcome(sealed: readonly SealedPass[]): RunOutcome {
   };
 }
 
+/** What the journal held when it was last read. */
+interface JournalState {
+  readonly device: number;
+  readonly inode: number;
+  /** Bytes of complete lines read (the next read starts here). */
+  readonly bytes: number;
+  /** Lines read (for the line numbers of messages). */
+  readonly lines: number;
+  readonly header: JournalHeader;
+  readonly kinds: ReadonlyMap<number, SealedPass['kind']>;
+  readonly sealed: readonly SealedPass[];
+  /** The manifest's pass entries of `sealed`, validated, each kept as the same object while the view grows. */
+  readonly passes: PassEntry[];
+  /** The validated manifest of `sealed` but its passes. */
+  readonly head: BundleManifest;
+}
+
 /**
- * Opens the sealed passes of the capture in progress in `dir` as a TraceBundle. Its manifestPath
- * is the journal (what the manifest was built from). By default files are not re-hashed on open
- * (every tensor's own sha256 is still checked on each read): the view is rebuilt after every
- * pass, and re-hashing every sealed file each time would make a long run quadratic.
+ * The views of one capture in progress, each opened from the last: open() gives the sealed passes
+ * now, reading and checking only what was sealed since the previous open().
+ */
+export class CaptureInProgressReader {
+  private state: JournalState | null = null;
+  private last: TraceBundle | null = null;
+  private pending: Promise<unknown> = Promise.resolve();
+  readonly journalPath: string;
+
+  constructor(
+    readonly dir: string,
+    private readonly options: Omit<OpenBundleOptions, 'grownFrom'> = { verify: 'none' },
+  ) {
+    this.journalPath = join(dir, JOURNAL_FILE_NAME);
+  }
+
+  /** The sealed passes now, as a TraceBundle (its manifestPath is the journal). Opens run one after another. */
+  open(): Promise<TraceBundle> {
+    const next = this.pending.then(
+      () => this.openNow(),
+      () => this.openNow(),
+    );
+    this.pending = next.catch(() => undefined);
+    return next;
+  }
+
+  private async openNow(): Promise<TraceBundle> {
+    const manifest = await this.readManifest();
+    const grownFrom = this.last !== null && (this.options.verify ?? 'files') === 'none' ? { grownFrom: this.last } : {};
+    const bundle = await openBundleFromManifest(this.dir, manifest, this.journalPath, { ...this.options, ...grownFrom });
+    this.last = bundle;
+    return bundle;
+  }
+
+  /** The manifest of the sealed passes, from the journal's new bytes (or all of it, the first time or when it was replaced). */
+  private async readManifest(): Promise<BundleManifest> {
+    const before = this.state;
+    const info = await stat(this.journalPath).catch(() => null);
+    const grows =
+      before !== null &&
+      info !== null &&
+      info.dev === before.device &&
+      info.ino === before.inode &&
+      info.size >= before.bytes &&
+      (await this.endsLine(before.bytes));
+    if (!grows) this.last = null;
+    const from = grows ? before : null;
+    const { text, device, inode } = from === null ? await this.readWhole() : await this.readFrom(from.bytes);
+    const { lines, completeBytes } = parseJournal(text, this.journalPath, (from?.lines ?? 0) + 1);
+    const header = from?.header ?? headerOf(lines[0], this.journalPath);
+    const kinds = new Map(from?.kinds);
+    const sealed = [...(from?.sealed ?? [])];
+    const fresh = from === null ? lines.slice(1) : lines;
+    const firstFresh = (from?.lines ?? 1) + 1;
+    fresh.forEach((line, i) => addLine(kinds, sealed, line, `line ${firstFresh + i}`, this.journalPath));
+    const earlier = from?.passes ?? [];
+    const validated = from !== null && sealed.length === from.sealed.length ? null : validatedView(header, sealed, earlier.length, this.journalPath);
+    const passes = validated === null ? earlier : [...earlier, ...validated.passes.slice(earlier.length)];
+    const head = validated === null ? (from as JournalState).head : { ...validated, passes: [] };
+    this.state = { device, inode, bytes: (from?.bytes ?? 0) + completeBytes, lines: firstFresh - 1 + fresh.length, header, kinds, sealed, passes, head };
+    return { ...head, passes };
+  }
+
+  /** Whether the byte before `offset` is still a line end: an append-only journal read up to there was not rewritten. */
+  private async endsLine(offset: number): Promise<boolean> {
+    if (offset === 0) return true;
+    const handle = await openFile(this.journalPath, 'r').catch(() => null);
+    if (handle === null) return false;
+    try {
+      const byte = Buffer.alloc(1);
+      const { bytesRead } = await handle.read(byte, 0, 1, offset - 1);
+      return bytesRead === 1 && byte[0] === 0x0a;
+    } finally {
+      await handle.close();
+    }
+  }
+
+  private async readWhole(): Promise<{ text: string; device: number; inode: number }> {
+    let bytes: Buffer;
+    try {
+      bytes = await readRegularFile(this.journalPath, MAX_JOURNAL_BYTES);
+    } catch (cause) {
+      if (cause instanceof GuardedReadError && cause.problem !== 'missing') {
+        throw new BundleError('E_JOURNAL', this.journalPath, '(file)', `the capture journal ${cause.reason}`, { cause });
+      }
+      throw new BundleError('E_JOURNAL', this.journalPath, '(file)', 'cannot read the capture journal: no capture is in progress in this folder', { cause });
+    }
+    const info = await stat(this.journalPath).catch(() => null);
+    return { text: bytes.toString('utf8'), device: info?.dev ?? -1, inode: info?.ino ?? -1 };
+  }
+
+  /** The journal's bytes from `offset` on (a regular file already read up to there, within the journal's cap). */
+  private async readFrom(offset: number): Promise<{ text: string; device: number; inode: number }> {
+    const handle = await openFile(this.journalPath, 'r');
+    try {
+      const info = await handle.stat();
+      if (!info.isFile() || info.size > MAX_JOURNAL_BYTES) {
+        throw new BundleError('E_JOURNAL', this.journalPath, '(file)', `the capture journal is not a regular file of at most ${MAX_JOURNAL_BYTES} bytes`);
+      }
+      const length = info.size - offset;
+      const bytes = Buffer.alloc(Math.max(0, length));
+      let read = 0;
+      while (read < length) {
+        const { bytesRead } = await handle.read(bytes, read, length - read, offset + read);
+        if (bytesRead === 0) break;
+        read += bytesRead;
+      }
+      return { text: bytes.subarray(0, read).toString('utf8'), device: info.dev, inode: info.ino };
+    } finally {
+      await handle.close();
+    }
+  }
+}
+
+function headerOf(first: JournalLine | undefined, journalPath: string): JournalHeader {
+  if (first === undefined || first.t !== 'header') throw new BundleError('E_JOURNAL', journalPath, 'line 1', 'the header line is missing');
+  return first;
+}
+
+function addLine(kinds: Map<number, SealedPass['kind']>, sealed: SealedPass[], line: JournalLine, where: string, journalPath: string): void {
+  switch (line.t) {
+    case 'header':
+      throw new BundleError('E_JOURNAL', journalPath, where, 'a second header line');
+    case 'pass_begin':
+      kinds.set(line.pass, line.kind);
+      return;
+    case 'pass_sealed': {
+      const kind = kinds.get(line.pass);
+      if (kind === undefined || line.pass !== sealed.length)
+        throw new BundleError('E_JOURNAL', journalPath, where, `seal of pass ${line.pass} does not match the journal`);
+      sealed.push({ index: line.pass, kind, mode: line.mode, file: line.file, boundaries: line.boundaries.map(boundaryOfRecord) });
+      return;
+    }
+  }
+}
+
+/**
+ * The manifest of the sealed passes, validated with the reader's own rules (parseManifest, as for
+ * a manifest.json on disk), where the first `earlier` passes — validated when they were sealed —
+ * stand in with their boundaries left out: the passes sealed since are checked in full, and the
+ * rules that span passes (indices in order, each file used once and listed) over the whole run.
+ */
+function validatedView(header: JournalHeader, sealed: readonly SealedPass[], earlier: number, journalPath: string): BundleManifest {
+  const standIns = sealed.map((pass, p) => (p < earlier ? { ...pass, boundaries: [] } : pass));
+  return parseManifest(JSON.parse(JSON.stringify(buildNativeManifest(header, standIns, inProgressOutcome(sealed)))), journalPath);
+}
+
+/**
+ * Opens the sealed passes of the capture in progress in `dir` as a TraceBundle, once. Its
+ * manifestPath is the journal (what the manifest was built from). By default files are not
+ * re-hashed on open (every tensor's own sha256 is still checked on each read); a caller that
+ * opens the view again after every pass keeps a CaptureInProgressReader instead.
  */
 export async function openCaptureInProgress(dir: string, options: OpenBundleOptions = { verify: 'none' }): Promise<TraceBundle> {
-  const journalPath = join(dir, JOURNAL_FILE_NAME);
-  let text: string;
-  try {
-    text = (await readRegularFile(journalPath, MAX_JOURNAL_BYTES)).toString('utf8');
-  } catch (cause) {
-    if (cause instanceof GuardedReadError && cause.problem !== 'missing') {
-      throw new BundleError('E_JOURNAL', journalPath, '(file)', `the capture journal ${cause.reason}`, { cause });
-    }
-    throw new BundleError('E_JOURNAL', journalPath, '(file)', 'cannot read the capture journal: no capture is in progress in this folder', { cause });
-  }
-  const { lines } = parseJournal(text, journalPath);
-  const [first, ...rest] = lines;
-  if (first === undefined || first.t !== 'header') throw new BundleError('E_JOURNAL', journalPath, 'line 1', 'the header line is missing');
-  const header: JournalHeader = first;
-  const kinds = new Map<number, SealedPass['kind']>();
-  const sealed: SealedPass[] = [];
-  rest.forEach((line, i) => {
-    const where = `line ${i + 2}`;
-    switch (line.t) {
-      case 'header':
-        throw new BundleError('E_JOURNAL', journalPath, where, 'a second header line');
-      case 'pass_begin':
-        kinds.set(line.pass, line.kind);
-        return;
-      case 'pass_sealed': {
-        const kind = kinds.get(line.pass);
-        if (kind === undefined || line.pass !== sealed.length)
-          throw new BundleError('E_JOURNAL', journalPath, where, `seal of pass ${line.pass} does not match the journal`);
-        sealed.push({ index: line.pass, kind, mode: line.mode, file: line.file, boundaries: line.boundaries.map(boundaryOfRecord) });
-        return;
-      }
-    }
-  });
-  // The reader's own schema rules, as for a manifest.json on disk.
-  const manifest = parseManifest(JSON.parse(JSON.stringify(buildNativeManifest(header, sealed, inProgressOutcome(sealed)))), journalPath);
-  return openBundleFromManifest(dir, manifest, journalPath, options);
+  const { grownFrom: _ignored, ...rest } = options;
+  return new CaptureInProgressReader(dir, rest).open();
 }

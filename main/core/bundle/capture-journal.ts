@@ -99,8 +99,12 @@ export interface ParsedJournal {
   readonly tornTail: boolean;
 }
 
-/** Parses journal text: complete lines must be valid; an unterminated last line is dropped. */
-export function parseJournal(text: string, file: string): ParsedJournal {
+/**
+ * Parses journal text: complete lines must be valid; an unterminated last line is dropped.
+ * `firstLine`: the line number of the text's first line (a journal read on from where it was read
+ * before), for messages; only line 1 can be the header.
+ */
+export function parseJournal(text: string, file: string, firstLine = 1): ParsedJournal {
   const end = text.lastIndexOf('\n') + 1;
   const complete = text.slice(0, end);
   const lines: JournalLine[] = [];
@@ -112,9 +116,9 @@ export function parseJournal(text: string, file: string): ParsedJournal {
       try {
         value = JSON.parse(raw);
       } catch (cause) {
-        throw new BundleError('E_JOURNAL', file, `line ${i + 1}`, 'is not valid JSON although it is complete (the journal is corrupt)', { cause });
+        throw new BundleError('E_JOURNAL', file, `line ${i + firstLine}`, 'is not valid JSON although it is complete (the journal is corrupt)', { cause });
       }
-      if (i === 0 && isOtherJournalVersion(value)) {
+      if (i + firstLine === 1 && isOtherJournalVersion(value)) {
         throw new BundleError(
           'E_JOURNAL',
           file,
@@ -125,7 +129,7 @@ export function parseJournal(text: string, file: string): ParsedJournal {
       const parsed = JournalLineSchema.safeParse(value);
       if (!parsed.success) {
         const detail = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`).join('; ');
-        throw new BundleError('E_JOURNAL', file, `line ${i + 1}`, `is not a journal line: ${detail}`);
+        throw new BundleError('E_JOURNAL', file, `line ${i + firstLine}`, `is not a journal line: ${detail}`);
       }
       lines.push(parsed.data);
     });
