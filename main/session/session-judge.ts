@@ -162,10 +162,18 @@ export function passSlices(reference: TraceBundle, native: TraceBundle | null, p
   return slices;
 }
 
-/** The boundaries whose reference contracts bound the audio: the only rows the stream judgement reads. */
+const audioBoundedByReference = new WeakMap<TraceBundle, Set<string>>();
+
+/**
+ * The boundaries whose reference contracts bound the audio: the only rows the stream judgement
+ * reads. Found once per reference (a step of a long run must not walk every reference boundary).
+ */
 function audioBounded(reference: TraceBundle): Set<string> {
+  const kept = audioBoundedByReference.get(reference);
+  if (kept !== undefined) return kept;
   const names = new Set<string>();
   for (const pass of reference.passes) for (const entry of pass.boundaries) if (audioBoundsOf(entry.contract) !== null) names.add(entry.name);
+  audioBoundedByReference.set(reference, names);
   return names;
 }
 
