@@ -347,6 +347,11 @@ static int toy_break_record(ti_session *s, ti_record *r, int64_t *shape, int64_t
         strides[0] = (int64_t)1 << 60;
         r->shape = shape;
         r->strides = strides;
+    } else if (strcmp(bad, "huge_shape") == 0) {
+        shape[0] = (int64_t)1 << 52; /* 2^54 bytes of f32: more than a host can address */
+        r->shape = shape;
+        r->strides = NULL;
+        r->byte_length = UINT64_MAX;
     } else if (strcmp(bad, "byte_length") == 0) r->byte_length -= 1;
     else if (strcmp(bad, "data") == 0) r->data = NULL;
     else if (strcmp(bad, "duplicate") == 0) return s->fn(s->user, r);

@@ -30,6 +30,10 @@ const VIOLATIONS: readonly [string, RegExp][] = [
   ['extent', /toy\.mix: shape\[0\] is -1/],
   ['stride', /toy\.mix: strides\[0\] is -1 \(negative strides are not supported\)/],
   ['huge_stride', /record "toy\.mix"\.strides: expected 2 integers \(one per axis of shape \[0, 4\]\)/],
+  [
+    'huge_shape',
+    /toy\.mix: engine contract violated: shape \[4503599627370496, 4\] has 1\.801e\+16 elements, more bytes than 2\^53 \(the product of the extents cannot be addressed\)/,
+  ],
   ['byte_length', /toy\.mix: byte_length 15 does not cover the 16 bytes its shape and strides address/],
   ['data', /ti_record\.data is NULL at toy\.mix \(16 bytes\)/],
   ['duplicate', /boundary "toy\.mix" was already recorded in pass 1/],
