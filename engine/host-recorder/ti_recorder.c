@@ -7,7 +7,7 @@
  * of the record into the capture pool. A JavaScript callback through koffi costs microseconds
  * per record for that (a 299-byte record copies in ~0.1 us); this does it in C, and everything
  * else — the announcements for live progress, the pass's counters — is read by the host once per
- * pass (tir_records, tir_log_*).
+ * pass (tir_records, tir_log_*), and when it wakes the capture writer (every MiB or so).
  *
  * It mirrors the host's JavaScript path (main/engine-host/engine-worker.ts takeRecord and
  * poolRecord) decision for decision: sizes and spans are computed in doubles, as JavaScript
@@ -100,7 +100,8 @@ typedef struct tir_recorder {
     uint64_t bytes;
     int32_t last_boundary;
 
-    /* what the host announces after the pass: per record u32 boundary, u32 dtype, u32 rank, u32 0, u64 byte length, i64 x rank shape */
+    /* what the host announces: per record u32 boundary, u32 dtype, u32 rank, u32 0, then the byte
+     * length and the rank extents as doubles (JavaScript numbers: the host reads them without BigInt) */
     uint8_t *log;
     size_t log_bytes, log_capacity;
 } tir_recorder;
@@ -199,6 +200,21 @@ TI_API void tir_set_ring(tir_recorder *r, uintptr_t ring, uint64_t capacity, uin
     r->wake_bytes = wake_bytes;
 }
 
+/*
+ * The pass so far, in one call, as doubles (all below 2^53): records taken, bytes, the last
+ * boundary's index (-1: none), the ring's head, entry sequence number and head at the last wake,
+ * and the bytes of the log.
+ */
+TI_API void tir_pass_state(const tir_recorder *r, double *out) {
+    out[0] = r->records;
+    out[1] = (double)r->bytes;
+    out[2] = r->last_boundary;
+    out[3] = (double)r->head;
+    out[4] = r->seq;
+    out[5] = (double)r->woken;
+    out[6] = (double)r->log_bytes;
+}
+
 TI_API uint64_t tir_ring_head(const tir_recorder *r) { return r->head; }
 TI_API uint32_t tir_ring_seq(const tir_recorder *r) { return r->seq; }
 TI_API uint64_t tir_ring_woken(const tir_recorder *r) { return r->woken; }
@@ -233,9 +249,11 @@ TI_API uint32_t tir_seen(const tir_recorder *r, uint32_t index) {
     return index < r->boundary_count && r->boundaries[index].seen_pass == r->generation;
 }
 TI_API uint64_t tir_log_bytes(const tir_recorder *r) { return r->log_bytes; }
-TI_API void tir_log_copy(const tir_recorder *r, void *target, uint64_t bytes) {
-    if (bytes > r->log_bytes) bytes = r->log_bytes;
-    if (bytes > 0) memcpy(target, r->log, bytes);
+/* Copies bytes [from, from + bytes) of the pass's log (clipped to what it holds) to `target`. */
+TI_API void tir_log_copy(const tir_recorder *r, void *target, uint64_t from, uint64_t bytes) {
+    if (from >= r->log_bytes) return;
+    if (bytes > r->log_bytes - from) bytes = r->log_bytes - from;
+    if (bytes > 0) memcpy(target, r->log + from, bytes);
 }
 
 static int32_t find(const tir_recorder *r, const char *name) {
@@ -252,6 +270,7 @@ static int32_t find(const tir_recorder *r, const char *name) {
 
 static int log_record(tir_recorder *r, int32_t index, uint32_t dtype, uint32_t rank, const int64_t *shape, uint64_t byte_length) {
     size_t need = 24u + 8u * rank;
+    /* (the log's buffer comes from realloc: 8-byte entries stay aligned for the doubles) */
     if (r->log_bytes + need > r->log_capacity) {
         size_t capacity = r->log_capacity == 0 ? 4096 : r->log_capacity;
         while (capacity < r->log_bytes + need) capacity *= 2;
@@ -263,19 +282,23 @@ static int log_record(tir_recorder *r, int32_t index, uint32_t dtype, uint32_t r
     uint8_t *at = r->log + r->log_bytes;
     uint32_t words[4] = {(uint32_t)index, dtype, rank, 0};
     memcpy(at, words, 16);
-    memcpy(at + 16, &byte_length, 8);
-    if (rank > 0) memcpy(at + 24, shape, 8u * rank);
+    double numbers[1 + TI_MAX_RANK];
+    numbers[0] = (double)byte_length;
+    for (uint32_t axis = 0; axis < rank; axis++) numbers[1 + axis] = (double)shape[axis];
+    memcpy(at + 16, numbers, 8u * (1u + rank));
     r->log_bytes += need;
     return 0;
 }
 
+/* Release stores (plain stores on x86): the crumb is read after the engine died, or by the host
+ * thread with Atomics.load, which sees the sequence after the fields before it. */
 static void mark_crumb(tir_recorder *r, int32_t index) {
     if (r->crumb == NULL) return;
     r->crumb_sequence += 1;
-    __atomic_store_n(&r->crumb[CRUMB_PASS], (int32_t)r->pass_index, __ATOMIC_SEQ_CST);
-    __atomic_store_n(&r->crumb[CRUMB_BOUNDARY], index, __ATOMIC_SEQ_CST);
-    __atomic_store_n(&r->crumb[CRUMB_COUNT], (int32_t)(r->records + 1u), __ATOMIC_SEQ_CST);
-    __atomic_store_n(&r->crumb[CRUMB_SEQUENCE], r->crumb_sequence, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&r->crumb[CRUMB_PASS], (int32_t)r->pass_index, __ATOMIC_RELEASE);
+    __atomic_store_n(&r->crumb[CRUMB_BOUNDARY], index, __ATOMIC_RELEASE);
+    __atomic_store_n(&r->crumb[CRUMB_COUNT], (int32_t)(r->records + 1u), __ATOMIC_RELEASE);
+    __atomic_store_n(&r->crumb[CRUMB_SEQUENCE], r->crumb_sequence, __ATOMIC_RELEASE);
 }
 
 /* Copies a strided record into row-major order at `out` (the span was checked to lie inside the data). */
@@ -312,7 +335,7 @@ static uint64_t round8(uint64_t bytes) { return (bytes + 7u) & ~(uint64_t)7u; }
 /* Whether an entry of `length` bytes can go at the head now, contiguous and into free room. */
 static int fits(const tir_recorder *r, uint64_t length) {
     if (r->ring == NULL || length > r->capacity) return 0;
-    if (__atomic_load_n(&r->signals[SIGNAL_FAILED], __ATOMIC_SEQ_CST) != 0) return 0;
+    if (__atomic_load_n(&r->signals[SIGNAL_FAILED], __ATOMIC_ACQUIRE) != 0) return 0;
     uint64_t offset = (r->head - r->base) % r->capacity;
     if (offset + length > r->capacity) return 0;
     uint64_t tail = (uint64_t)__atomic_load_n(&r->positions[POSITION_TAIL], __ATOMIC_ACQUIRE);
@@ -356,7 +379,9 @@ static int put_frame(tir_recorder *r, const ti_record *rec, const tir_boundary *
     __atomic_store_n((uint32_t *)at, ENTRY_MAGIC, __ATOMIC_RELEASE); /* whole now */
     r->seq += 1;
     r->head += length;
-    __atomic_store_n(&r->positions[POSITION_HEAD], (int64_t)r->head, __ATOMIC_SEQ_CST);
+    /* Release: the writer, seeing the head, sees the entry before it. (A stale tail read by fits()
+     * only sends the recorder to the host for room, which waits properly.) */
+    __atomic_store_n(&r->positions[POSITION_HEAD], (int64_t)r->head, __ATOMIC_RELEASE);
     if (r->head - r->woken >= r->wake_bytes) {
         if (r->service == NULL || r->service(TIR_SERVICE_WAKE, 0) != 0) return 1;
     }

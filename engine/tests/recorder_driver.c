@@ -24,6 +24,7 @@ void tir_set_shared(tir_recorder *r, uintptr_t crumb, uintptr_t control);
 void tir_set_ring(tir_recorder *r, uintptr_t ring, uint64_t capacity, uint64_t base, uint64_t head, uint32_t seq, uint64_t woken,
                   uint64_t wake_bytes);
 uint64_t tir_ring_head(const tir_recorder *r);
+void tir_pass_state(const tir_recorder *r, double *out);
 uint32_t tir_ring_seq(const tir_recorder *r);
 uint64_t tir_ring_woken(const tir_recorder *r);
 void tir_begin_pass(tir_recorder *r, uint32_t index, uint32_t kind, uint32_t capturing, uint32_t window_from);
@@ -33,6 +34,7 @@ uint32_t tir_captured(const tir_recorder *r);
 uint64_t tir_bytes(const tir_recorder *r);
 int32_t tir_last_boundary(const tir_recorder *r);
 uint64_t tir_log_bytes(const tir_recorder *r);
+void tir_log_copy(const tir_recorder *r, void *target, uint64_t from, uint64_t bytes);
 int tir_take_as(tir_recorder *r, const ti_record *rec, int32_t index);
 ti_record_fn tir_record_fn(void);
 
@@ -138,6 +140,18 @@ int main(void) {
         CHECK(fixed[0] == 0x4d524654u && fixed[1] == 0u && fixed[2] == 1u && fixed[3] == 1u); /* crc 0, pass 1, seq 1 */
         CHECK(tir_records(recorder) == 2 && tir_captured(recorder) == 2 && tir_bytes(recorder) == 48 && tir_last_boundary(recorder) == 1);
         CHECK(tir_log_bytes(recorder) == 2u * (24u + 16u));
+        uint8_t log[40];
+        memset(log, 0xee, sizeof log);
+        tir_log_copy(recorder, log, 40, 80); /* the second record's entry, clipped */
+        uint32_t logged[3];
+        memcpy(logged, log, sizeof logged);
+        CHECK(logged[0] == 1u && logged[1] == TI_F32 && logged[2] == 2u);
+        double numbers[3];
+        memcpy(numbers, log + 16, sizeof numbers);
+        CHECK(numbers[0] == 24.0 && numbers[1] == 3.0 && numbers[2] == 2.0); /* byte length, shape [3, 2] */
+        double state[7];
+        tir_pass_state(recorder, state);
+        CHECK(state[0] == 2.0 && state[1] == 48.0 && state[2] == 1.0 && state[3] == (double)tir_ring_head(recorder) && state[6] == 80.0);
         tir_end_pass(recorder);
     }
     CHECK(rooms > 0);  /* the ring wrapped */

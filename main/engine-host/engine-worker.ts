@@ -1,17 +1,25 @@
 // The engine worker: a worker_threads Worker that loads an engine library with koffi and drives
 // one session on request. During a pass the engine calls the record callback on this thread,
-// once per boundary; the callback reads the ti_record, leaves the crash crumb, announces it to
-// the caller (no data), and, when capturing, copies its bytes ONCE, straight from the engine
-// into the next entry of the capture pool (capture-pool.ts; gathered into row-major first when
-// the engine's strides are not), before the engine goes on. Checksums, spills, hashing, sealing
-// and the journal are the capture writer thread's (capture-writer-thread.ts); when the pool is
-// full the callback waits for it (back-pressure: memory stays bounded by the pool).
+// once per boundary. That callback is the host's C recorder (native-recorder.ts,
+// engine/host-recorder/ti_recorder.c) behind the record guard: it checks the record, leaves the
+// crash crumb and, when capturing, copies the record ONCE, straight from the engine into the next
+// entry of the capture pool (capture-pool.ts; gathered into row-major first when the engine's
+// strides are not), without entering JavaScript. The pass's counters and the announcements for
+// the caller's live progress are read from it once per pass (and whenever it wakes the writer). A
+// record that breaks a check is handed to the JavaScript callback here (takeForwarded), which
+// runs the same checks and stops the pass with the same message. Checksums, spills, hashing,
+// sealing and the journal are the capture writer thread's (capture-writer-thread.ts); when the
+// pool is full the recorder asks this thread to wait for it (back-pressure: memory stays bounded
+// by the pool).
 //
-// Per record that is one read of the ti_record (four small memcpy calls), one 16-byte store of
-// the crumb, and four stores into the pool (entry header, frame header, data, magic). Where the
-// C library has no shared mappings (native-memory.ts), or with TRACE_INSPECTOR_SPILL=write, the
-// capture is written on this thread instead: each record is framed, checksummed and appended
-// to the pass's spill with one write(), and the pass is sealed at its end.
+// Where the C recorder cannot serve — it was not built, TRACE_INSPECTOR_RECORDER=js, a crumb
+// rewritten with write(), or a capture without shared mappings — the JavaScript callback takes
+// every record itself (takeRecord): one read of the ti_record (four small memcpy calls), one
+// 16-byte store of the crumb, and four stores into the pool (entry header, frame header, data,
+// magic). Where the C library has no shared mappings (native-memory.ts), or with
+// TRACE_INSPECTOR_SPILL=write, the capture is written on this thread instead: each record is
+// framed, checksummed and appended to the pass's spill with one write(), and the pass is sealed
+// at its end.
 //
 // Bundled by scripts/build.mjs into dist/engine-worker.js; started by engine-host.ts ('thread'
 // isolation) or by engine-host-process.ts ('process' isolation).
@@ -230,6 +238,18 @@ class Announcer {
     if (this.pending.length === 0) this.oldest = performance.now();
     this.pending.push(announcementJson);
     if (this.pending.length >= ANNOUNCE_BATCH || performance.now() - this.oldest >= ANNOUNCE_INTERVAL_MS) this.flush();
+  }
+
+  /** Announcements of one pass taken together (the C recorder's): sent in batches of ANNOUNCE_BATCH. */
+  addAll(pass: number, announcementJson: readonly string[]): void {
+    if (pass !== this.pass) {
+      this.flush();
+      this.pass = pass;
+    }
+    for (const json of announcementJson) {
+      this.pending.push(json);
+      if (this.pending.length >= ANNOUNCE_BATCH) this.flush();
+    }
   }
 
   flush(): void {
@@ -786,12 +806,13 @@ class EngineWorker {
     guard.forwardTo(native.fn, native.user);
   }
 
-  /** The pass's counters as the C recorder holds them. */
-  private syncCounters(pass: ActivePass, native: NativeRecorder): void {
-    const counters = native.counters();
+  /** The pass's counters as the C recorder holds them; returns where it left the ring. */
+  private syncCounters(pass: ActivePass, native: NativeRecorder): { head: number; seq: number; woken: number } {
+    const { counters, ring } = native.passState();
     pass.recordCount = counters.records;
     pass.bytes = counters.bytes;
     pass.lastBoundary = counters.lastBoundary < 0 ? null : (this.boundaries[counters.lastBoundary]?.name ?? null);
+    return ring;
   }
 
   /**
@@ -802,15 +823,36 @@ class EngineWorker {
     const native = this.native;
     this.nativePass = false;
     if (native === null) return;
-    const taken = native.endPass();
-    this.syncCounters(pass, native);
-    if (this.capture?.kind === 'pooled') this.capture.pool.adoptProducer(native.ringPosition());
-    for (const record of taken) {
-      const entry = this.boundaries[record.boundary];
-      const dtype = dtypeFromAbi(record.dtype);
+    native.endPass();
+    const ring = this.syncCounters(pass, native);
+    if (this.capture?.kind === 'pooled') this.capture.pool.adoptProducer(ring);
+    this.announceTaken(pass, native);
+  }
+
+  /**
+   * Announces the records the C recorder took since the last time (at the pass's end, and
+   * whenever it wakes the writer; after passState). A boundary's announcement is reused while its
+   * dtype and shape stay the same, compared straight from the log.
+   */
+  private announceTaken(pass: ActivePass, native: NativeRecorder): void {
+    const { words, numbers, bytes } = native.takenSince();
+    const announcements: string[] = [];
+    for (let at = 0; at < bytes;) {
+      const word = at >>> 2;
+      const rank = words[word + 2] as number;
+      const first = (at >>> 3) + 2; // the byte length, then the extents
+      at += 24 + 8 * rank;
+      const entry = this.boundaries[words[word] as number];
+      const dtype = dtypeFromAbi(words[word + 1] as number);
       if (entry === undefined || dtype === undefined) continue; // the recorder took only catalogue boundaries of known dtypes
-      this.announcer.add(pass.index, announcementOf(entry, entry.name, dtype, record.shape, record.byteLength));
+      const byteLength = numbers[first] as number;
+      const last = entry.announced;
+      let same = last !== null && last.dtype === dtype && last.byteLength === byteLength && last.shape.length === rank;
+      for (let axis = 0; same && axis < rank; axis++) same = last?.shape[axis] === numbers[first + 1 + axis];
+      if (same && last !== null) announcements.push(last.json);
+      else announcements.push(announcementOf(entry, entry.name, dtype, Array.from(numbers.subarray(first + 1, first + 1 + rank)), byteLength));
     }
+    this.announcer.addAll(pass.index, announcements);
   }
 
   /**
@@ -824,9 +866,13 @@ class EngineWorker {
     if (native === null || capture?.kind !== 'pooled' || pass === null) return 1;
     const started = performance.now();
     try {
-      capture.pool.adoptProducer(native.ringPosition());
+      capture.pool.adoptProducer(this.syncCounters(pass, native));
       if (op === SERVICE.ROOM) capture.pool.makeRoom(bytes);
-      else capture.pool.wakeWriter();
+      else {
+        capture.pool.wakeWriter();
+        // A long pass: the caller hears of its records as they go, every MiB or so, not only at its end.
+        this.announceTaken(pass, native);
+      }
       native.setRing(capture.pool.producerState());
       return 0;
     } catch (error) {

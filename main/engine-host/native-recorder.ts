@@ -31,12 +31,15 @@ export interface RingState {
   readonly wakeBytes: number;
 }
 
-/** One record the recorder took in the pass, for the caller's announcements. */
-export interface TakenRecord {
-  readonly boundary: number;
-  readonly dtype: number;
-  readonly shape: number[];
-  readonly byteLength: number;
+/**
+ * Records the recorder took, for the caller's announcements: from byte 0 to `bytes`, entries of
+ * u32 boundary index, u32 dtype code, u32 rank, u32 0 (`words`, 4 per 16 bytes), then the byte
+ * length and the rank extents (`numbers`, one per 8 bytes). Views valid until the next call.
+ */
+export interface TakenLog {
+  readonly words: Uint32Array;
+  readonly numbers: Float64Array;
+  readonly bytes: number;
 }
 
 /** What a pass took, read after it. */
@@ -57,17 +60,11 @@ interface RecorderFunctions {
   setCallbacks: NativeFunction;
   setShared: NativeFunction;
   setRing: NativeFunction;
-  ringHead: NativeFunction;
-  ringSeq: NativeFunction;
-  ringWoken: NativeFunction;
+  passState: NativeFunction;
   beginPass: NativeFunction;
   endPass: NativeFunction;
   stop: NativeFunction;
-  records: NativeFunction;
-  bytes: NativeFunction;
-  lastBoundary: NativeFunction;
   seen: NativeFunction;
-  logBytes: NativeFunction;
   logCopy: NativeFunction;
   takeAs: NativeFunction;
   addressOf: NativeFunction;
@@ -97,18 +94,12 @@ function recorderFunctions(): RecorderFunctions | null {
     setRing: lib.func(
       'void tir_set_ring(void *r, uintptr_t ring, uint64_t capacity, uint64_t base, uint64_t head, uint32_t seq, uint64_t woken, uint64_t wake_bytes)',
     ) as NativeFunction,
-    ringHead: lib.func('uint64_t tir_ring_head(void *r)') as NativeFunction,
-    ringSeq: lib.func('uint32_t tir_ring_seq(void *r)') as NativeFunction,
-    ringWoken: lib.func('uint64_t tir_ring_woken(void *r)') as NativeFunction,
+    passState: lib.func('void tir_pass_state(void *r, _Out_ double *out)') as NativeFunction,
     beginPass: lib.func('void tir_begin_pass(void *r, uint32_t index, uint32_t kind, uint32_t capturing, uint32_t window_from)') as NativeFunction,
     endPass: lib.func('void tir_end_pass(void *r)') as NativeFunction,
     stop: lib.func('void tir_stop(void *r)') as NativeFunction,
-    records: lib.func('uint32_t tir_records(void *r)') as NativeFunction,
-    bytes: lib.func('uint64_t tir_bytes(void *r)') as NativeFunction,
-    lastBoundary: lib.func('int32_t tir_last_boundary(void *r)') as NativeFunction,
     seen: lib.func('uint32_t tir_seen(void *r, uint32_t index)') as NativeFunction,
-    logBytes: lib.func('uint64_t tir_log_bytes(void *r)') as NativeFunction,
-    logCopy: lib.func('void tir_log_copy(void *r, _Out_ uint8_t *target, uint64_t bytes)') as NativeFunction,
+    logCopy: lib.func('void tir_log_copy(void *r, _Out_ uint8_t *target, uint64_t from, uint64_t bytes)') as NativeFunction,
     takeAs: lib.func('int tir_take_as(void *r, void *record, int32_t index)') as NativeFunction,
     addressOf: lib.func('uintptr_t tir_address_of(void *p)') as NativeFunction,
     recordFn: lib.func('ti_record_fn *tir_record_fn(void)') as NativeFunction,
@@ -130,7 +121,12 @@ export function sharedAddress(view: Int32Array): number | null {
 export class NativeRecorder {
   private freed = false;
   private readonly serviceCallback: Pointer;
-  private logBuffer = Buffer.alloc(4096);
+  private logBuffer = new ArrayBuffer(4096);
+  private log: TakenLog = { words: new Uint32Array(this.logBuffer), numbers: new Float64Array(this.logBuffer), bytes: 0 };
+  /** Bytes of the pass's log already read (takenSince). */
+  private logRead = 0;
+  /** tir_pass_state's seven numbers (one call for what the host reads after a pass). */
+  private readonly state = new Float64Array(7);
 
   private constructor(
     private readonly fns: RecorderFunctions,
@@ -143,9 +139,9 @@ export class NativeRecorder {
   }
 
   /**
-   * A recorder for a catalogue, or null where the library was not built. `lookup(i)` false: the
-   * records of boundary i always go to the fallback (a name or stage the host refuses in a frame).
-   * `fallback` is the registered JavaScript ti_record_fn.
+   * A recorder for a catalogue, or null where the library was not built. `lookup` false: the
+   * records of that boundary always go to the fallback (a name or stage the host refuses in a
+   * frame). `fallback` is the registered JavaScript ti_record_fn.
    */
   static create(
     boundaries: readonly { readonly name: string; readonly stage: string; readonly lookup: boolean }[],
@@ -185,13 +181,14 @@ export class NativeRecorder {
     this.fns.setRing(this.user, state.ring, state.capacity, state.base, state.head, state.seq, state.woken, state.wakeBytes);
   }
 
-  /** The producer's position after records went in: head, entry sequence number, head at the last wake. */
-  ringPosition(): { head: number; seq: number; woken: number } {
-    return { head: asNumber(this.fns.ringHead(this.user)), seq: asNumber(this.fns.ringSeq(this.user)), woken: asNumber(this.fns.ringWoken(this.user)) };
+  beginPass(index: number, abiKind: number, capturing: boolean, windowFrom: number): void {
+    this.logRead = 0;
+    this.fns.beginPass(this.user, index, abiKind, capturing ? 1 : 0, windowFrom);
   }
 
-  beginPass(index: number, abiKind: number, capturing: boolean, windowFrom: number): void {
-    this.fns.beginPass(this.user, index, abiKind, capturing ? 1 : 0, windowFrom);
+  /** Ends the pass: nothing more is taken until the next beginPass. */
+  endPass(): void {
+    this.fns.endPass(this.user);
   }
 
   /** Takes nothing more (the host stopped the pass). */
@@ -199,11 +196,16 @@ export class NativeRecorder {
     this.fns.stop(this.user);
   }
 
-  counters(): TakenPass {
+  /**
+   * Reads the pass's state in one call: its counters, and the producer's position after records
+   * went in (head, entry sequence number, head at the last wake).
+   */
+  passState(): { counters: TakenPass; ring: { head: number; seq: number; woken: number } } {
+    const state = this.state;
+    this.fns.passState(this.user, state);
     return {
-      records: asNumber(this.fns.records(this.user)),
-      bytes: asNumber(this.fns.bytes(this.user)),
-      lastBoundary: asNumber(this.fns.lastBoundary(this.user)),
+      counters: { records: state[0] as number, bytes: state[1] as number, lastBoundary: state[2] as number },
+      ring: { head: state[3] as number, seq: state[4] as number, woken: state[5] as number },
     };
   }
 
@@ -217,22 +219,18 @@ export class NativeRecorder {
     return asNumber(this.fns.takeAs(this.user, record, index));
   }
 
-  /** Ends the pass; returns the records taken, in order. */
-  endPass(): TakenRecord[] {
-    this.fns.endPass(this.user);
-    const length = asNumber(this.fns.logBytes(this.user));
-    if (this.logBuffer.length < length) this.logBuffer = Buffer.alloc(Math.max(length, 2 * this.logBuffer.length));
-    const log = this.logBuffer;
-    this.fns.logCopy(this.user, log, length);
-    const taken: TakenRecord[] = [];
-    for (let at = 0; at < length;) {
-      const rank = log.readUInt32LE(at + 8);
-      const shape = new Array<number>(rank);
-      for (let axis = 0; axis < rank; axis++) shape[axis] = Number(log.readBigInt64LE(at + 24 + 8 * axis));
-      taken.push({ boundary: log.readUInt32LE(at), dtype: log.readUInt32LE(at + 4), shape, byteLength: Number(log.readBigUInt64LE(at + 16)) });
-      at += 24 + 8 * rank;
+  /** The records taken in this pass since the last call, as far as the last passState saw. */
+  takenSince(): TakenLog {
+    const from = this.logRead;
+    const length = (this.state[6] as number) - from;
+    if (length <= 0) return { ...this.log, bytes: 0 };
+    if (this.logBuffer.byteLength < length) {
+      this.logBuffer = new ArrayBuffer(Math.max(length, 2 * this.logBuffer.byteLength));
+      this.log = { words: new Uint32Array(this.logBuffer), numbers: new Float64Array(this.logBuffer), bytes: 0 };
     }
-    return taken;
+    this.fns.logCopy(this.user, this.log.words, from, length);
+    this.logRead = from + length;
+    return { ...this.log, bytes: length };
   }
 
   free(): void {
