@@ -19,6 +19,7 @@
 
 typedef struct trg_guard {
     ti_record_fn forward;
+    void *forward_user;
     pthread_t owner;
     uint32_t foreign;     /* records refused since the last trg_take_foreign (atomic) */
     char first_name[128]; /* the boundary of the first one, written by the thread that counted it first */
@@ -35,6 +36,12 @@ TI_API trg_guard *trg_new(ti_record_fn forward) {
 
 TI_API void trg_free(trg_guard *guard) { free(guard); }
 
+/* Forwards to `forward` with `user` from now on (the host switches between its C recorder and its JavaScript callback between passes). */
+TI_API void trg_set_forward(trg_guard *guard, ti_record_fn forward, void *user) {
+    guard->forward = forward;
+    guard->forward_user = user;
+}
+
 /* The ti_record_fn to register, with the guard as its user pointer. */
 TI_API int trg_record(void *user, const ti_record *record) {
     trg_guard *guard = user;
@@ -46,7 +53,7 @@ TI_API int trg_record(void *user, const ti_record *record) {
         }
         return 1;
     }
-    return guard->forward(NULL, record);
+    return guard->forward(guard->forward_user, record);
 }
 
 /* trg_record as a value (a function pointer the host passes to ti_set_record_callback). */

@@ -42,6 +42,10 @@
 /* The TOY_FAULT_AFTER-th record of decode pass 1 says shape [2^33, 2^31] (2^64 elements: the
  * product overflows 64 bits; byte_length is what the overflowed product gives, 0). */
 #define TOY_FAULT_SHAPE_OVERFLOW 8
+/* The TOY_FAULT_AFTER-th record of decode pass 1 breaks the record contract in the way the
+ * environment variable TOY_BAD_RECORD names (toy_break_record): the host must stop the pass and
+ * name the violation. */
+#define TOY_FAULT_BAD_RECORD 9
 
 /* What goes wrong while the library is loaded (a constructor runs at dlopen, before any ti_* call). */
 #define TOY_CONSTRUCTOR_NONE 0
@@ -66,6 +70,9 @@
 
 #if TOY_FAULT == TOY_FAULT_FOREIGN_THREAD
 #include <pthread.h>
+#endif
+#if TOY_FAULT == TOY_FAULT_BAD_RECORD
+#include <stdlib.h>
 #endif
 #if TOY_FAULT == TOY_FAULT_FORK_LINGER
 #include <sys/types.h>
@@ -313,6 +320,45 @@ static int toy_emit_from_thread(ti_session *s, const ti_record *r) {
 }
 #endif
 
+#if TOY_FAULT == TOY_FAULT_BAD_RECORD
+/* Breaks `r` as TOY_BAD_RECORD says; returns nonzero when the callback asked to stop (duplicate: the record is emitted twice). */
+static int toy_break_record(ti_session *s, ti_record *r, int64_t *shape, int64_t *strides) {
+    const char *bad = getenv("TOY_BAD_RECORD");
+    if (bad == NULL) return 0;
+    for (uint32_t axis = 0; axis < r->rank && axis < 2; axis++) {
+        shape[axis] = r->shape[axis];
+        strides[axis] = r->strides != NULL ? r->strides[axis] : 0;
+    }
+    if (strcmp(bad, "pass_index") == 0) r->pass_index += 1;
+    else if (strcmp(bad, "pass_kind") == 0) r->pass_kind ^= 1u;
+    else if (strcmp(bad, "name") == 0) r->name = "toy.unknown";
+    else if (strcmp(bad, "null_name") == 0) r->name = NULL;
+    else if (strcmp(bad, "dtype") == 0) r->dtype = 99;
+    else if (strcmp(bad, "rank") == 0) r->rank = TI_MAX_RANK + 1;
+    else if (strcmp(bad, "null_shape") == 0) r->shape = NULL;
+    else if (strcmp(bad, "extent") == 0) {
+        shape[0] = -1;
+        r->shape = shape;
+    } else if (strcmp(bad, "stride") == 0) {
+        strides[0] = -1;
+        r->strides = strides;
+    } else if (strcmp(bad, "huge_stride") == 0) {
+        shape[0] = 0; /* no elements: the stride addresses nothing, but a frame cannot hold it */
+        strides[0] = (int64_t)1 << 60;
+        r->shape = shape;
+        r->strides = strides;
+    } else if (strcmp(bad, "huge_shape") == 0) {
+        shape[0] = (int64_t)1 << 52; /* 2^54 bytes of f32: more than a host can address */
+        r->shape = shape;
+        r->strides = NULL;
+        r->byte_length = UINT64_MAX;
+    } else if (strcmp(bad, "byte_length") == 0) r->byte_length -= 1;
+    else if (strcmp(bad, "data") == 0) r->data = NULL;
+    else if (strcmp(bad, "duplicate") == 0) return s->fn(s->user, r);
+    return 0;
+}
+#endif
+
 /* Returns nonzero when the callback asked to stop. */
 static int toy_emit(ti_session *s, int boundary, uint32_t pass_index, uint32_t kind, uint32_t dtype,
                     uint32_t rank, const int64_t *shape, const int64_t *strides, const void *data,
@@ -342,6 +388,10 @@ static int toy_emit(ti_session *s, int boundary, uint32_t pass_index, uint32_t k
 #endif
 #if TOY_FAULT == TOY_FAULT_FOREIGN_THREAD
     if (pass_index == 1 && boundary == TOY_FAULT_AFTER - 1) return toy_emit_from_thread(s, &r);
+#endif
+#if TOY_FAULT == TOY_FAULT_BAD_RECORD
+    int64_t broken_shape[2], broken_strides[2];
+    if (pass_index == 1 && boundary == TOY_FAULT_AFTER - 1 && toy_break_record(s, &r, broken_shape, broken_strides)) return 1;
 #endif
 #if TOY_FAULT == TOY_FAULT_IGNORE_STOP
     if (pass_index == 1 && boundary == 0) {

@@ -99,12 +99,15 @@ export interface RecordGuard {
   readonly user: Pointer;
   /** Records refused since the last call (and the first one's boundary); null when none. */
   takeForeign(): { count: number; firstName: string } | null;
+  /** Forwards records to `fn` with `user` from now on (the host's C recorder, or its JavaScript callback with no user pointer). */
+  forwardTo(fn: Pointer, user: Pointer | null): void;
   free(): void;
 }
 
 interface GuardFunctions {
   create: NativeFunction;
   free: NativeFunction;
+  setForward: NativeFunction;
   recordFn: NativeFunction;
   takeForeign: NativeFunction;
   firstName: NativeFunction;
@@ -124,6 +127,7 @@ export function createRecordGuard(forward: Pointer): RecordGuard {
     return {
       create: lib.func('void *trg_new(ti_record_fn *forward)') as NativeFunction,
       free: lib.func('void trg_free(void *guard)') as NativeFunction,
+      setForward: lib.func('void trg_set_forward(void *guard, ti_record_fn *forward, void *user)') as NativeFunction,
       recordFn: lib.func('ti_record_fn *trg_record_fn(void)') as NativeFunction,
       takeForeign: lib.func('uint32_t trg_take_foreign(void *guard)') as NativeFunction,
       firstName: lib.func('const char *trg_first_foreign_name(void *guard)') as NativeFunction,
@@ -141,6 +145,9 @@ export function createRecordGuard(forward: Pointer): RecordGuard {
     takeForeign() {
       const count = asNumber(fns.takeForeign(user), 'trg_take_foreign');
       return count === 0 ? null : { count, firstName: asString(fns.firstName(user), 'trg_first_foreign_name') };
+    },
+    forwardTo(forward, forwardUser) {
+      fns.setForward(user, forward, forwardUser);
     },
     free() {
       if (!freed) fns.free(user);

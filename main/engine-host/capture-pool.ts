@@ -33,6 +33,7 @@ import type { RunOutcome } from '../core/bundle/manifest-schema.ts';
 import { CONTROL_BYTES, POSITION, SIGNAL, SIGNAL_SLOTS, WriterMessageSchema, type WriterRequest } from './capture-pool-protocol.ts';
 import { engineScriptPath } from './engine-scripts.ts';
 import type { NativeMemory } from './native-memory.ts';
+import type { RingState } from './native-recorder.ts';
 
 /** Default ring size: a few hidden states of a real model in flight, far below the 300 MB budget of the engine host. */
 export const DEFAULT_POOL_BYTES = 64 * 1024 * 1024;
@@ -268,8 +269,19 @@ export class CapturePool {
    * stores its header without magic, and returns its address.
    */
   private reserve(kind: EntryKind, payloadBytes: number): number {
+    const offset = this.makeRoom(entryBytes(payloadBytes));
+    const at = this.address + POOL_HEADER_BYTES + offset;
+    this.storeEntryHeader(at, kind, payloadBytes);
+    return at;
+  }
+
+  /**
+   * Makes room for an entry of `length` bytes at the head: grows the ring when it could never
+   * hold it, wraps when it does not fit before the end, waits for the writer when the ring is
+   * full. Returns the head's ring offset, where the entry goes. Throws the writer's failure.
+   */
+  makeRoom(length: number): number {
     this.throwIfFailed();
-    const length = entryBytes(payloadBytes);
     if (length > this.capacity) this.grow(length);
     let offset = (this.head - this.base) % this.capacity;
     if (mustWrap(offset, length, this.capacity)) {
@@ -286,9 +298,39 @@ export class CapturePool {
       offset = 0;
     }
     this.waitForRoom(length, false);
-    const at = this.address + POOL_HEADER_BYTES + offset;
-    this.storeEntryHeader(at, kind, payloadBytes);
-    return at;
+    return offset;
+  }
+
+  // ---- the C recorder as the producer while a pass runs (native-recorder.ts) ------------------
+
+  /** The control block's Int32 view (its address is handed to the C recorder). */
+  get controlBlock(): Int32Array {
+    return this.signals;
+  }
+
+  /** Where the producer is: the C recorder goes on from here. */
+  producerState(): RingState {
+    return {
+      ring: this.address + POOL_HEADER_BYTES,
+      capacity: this.capacity,
+      base: this.base,
+      head: this.head,
+      seq: this.seq,
+      woken: this.woken,
+      wakeBytes: Math.min(WAKE_BYTES, this.capacity / 4),
+    };
+  }
+
+  /** The C recorder put entries in (and published them): its position becomes the pool's. */
+  adoptProducer(position: { head: number; seq: number; woken: number }): void {
+    this.head = position.head;
+    this.seq = position.seq;
+    this.woken = position.woken;
+  }
+
+  /** Wakes the writer now (the C recorder published enough since the last wake). */
+  wakeWriter(): void {
+    this.wake();
   }
 
   /** The entry at `at` is in place: its magic, then the head moves past it. */

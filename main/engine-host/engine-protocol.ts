@@ -108,8 +108,13 @@ export function outputModeOf(state: SessionState): string | null {
 
 /** The engine thread's share of a captured pass (captures through the capture pool). */
 export const CaptureStatsSchema = z.object({
-  /** Time in the record callback (read, check, copy into the pool, waits included). */
+  /**
+   * Time in the JavaScript record callback (read, check, copy into the pool, waits included). With
+   * the C recorder: only the records it handed over and its requests for room (waits included).
+   */
   callbackMs: z.number().nonnegative(),
+  /** Which record callback took the records: the C recorder (native-recorder.ts) or the JavaScript one. */
+  recorder: z.enum(['c', 'js']).optional(),
   /** Of which waiting for room in the pool (back-pressure). */
   waitMs: z.number().nonnegative(),
   /** Records (or pass entries) that found the pool full. */

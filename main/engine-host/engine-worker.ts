@@ -1,17 +1,25 @@
 // The engine worker: a worker_threads Worker that loads an engine library with koffi and drives
 // one session on request. During a pass the engine calls the record callback on this thread,
-// once per boundary; the callback reads the ti_record, leaves the crash crumb, announces it to
-// the caller (no data), and, when capturing, copies its bytes ONCE, straight from the engine
-// into the next entry of the capture pool (capture-pool.ts; gathered into row-major first when
-// the engine's strides are not), before the engine goes on. Checksums, spills, hashing, sealing
-// and the journal are the capture writer thread's (capture-writer-thread.ts); when the pool is
-// full the callback waits for it (back-pressure: memory stays bounded by the pool).
+// once per boundary. That callback is the host's C recorder (native-recorder.ts,
+// engine/host-recorder/ti_recorder.c) behind the record guard: it checks the record, leaves the
+// crash crumb and, when capturing, copies the record ONCE, straight from the engine into the next
+// entry of the capture pool (capture-pool.ts; gathered into row-major first when the engine's
+// strides are not), without entering JavaScript. The pass's counters and the announcements for
+// the caller's live progress are read from it once per pass (and whenever it wakes the writer). A
+// record that breaks a check is handed to the JavaScript callback here (takeForwarded), which
+// runs the same checks and stops the pass with the same message. Checksums, spills, hashing,
+// sealing and the journal are the capture writer thread's (capture-writer-thread.ts); when the
+// pool is full the recorder asks this thread to wait for it (back-pressure: memory stays bounded
+// by the pool).
 //
-// Per record that is one read of the ti_record (four small memcpy calls), one 16-byte store of
-// the crumb, and four stores into the pool (entry header, frame header, data, magic). Where the
-// C library has no shared mappings (native-memory.ts), or with TRACE_INSPECTOR_SPILL=write, the
-// capture is written on this thread instead: each record is framed, checksummed and appended
-// to the pass's spill with one write(), and the pass is sealed at its end.
+// Where the C recorder cannot serve — it was not built, TRACE_INSPECTOR_RECORDER=js, a crumb
+// rewritten with write(), or a capture without shared mappings — the JavaScript callback takes
+// every record itself (takeRecord): one read of the ti_record (four small memcpy calls), one
+// 16-byte store of the crumb, and four stores into the pool (entry header, frame header, data,
+// magic). Where the C library has no shared mappings (native-memory.ts), or with
+// TRACE_INSPECTOR_SPILL=write, the capture is written on this thread instead: each record is
+// framed, checksummed and appended to the pass's spill with one write(), and the pass is sealed
+// at its end.
 //
 // Bundled by scripts/build.mjs into dist/engine-worker.js; started by engine-host.ts ('thread'
 // isolation) or by engine-host-process.ts ('process' isolation).
@@ -22,7 +30,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { z } from 'zod';
 import { DTYPE_SIZE, dtypeFromAbi, abiFromDtype, type DType } from '../core/bundle/dtype.ts';
 import type { RunOutcome } from '../core/bundle/manifest-schema.ts';
-import { FrameEncoder, FrameFieldError } from '../core/bundle/capture-frame.ts';
+import { FrameEncoder, FrameFieldError, MAX_FRAME_STRING_BYTES } from '../core/bundle/capture-frame.ts';
 import { passFileName } from '../core/bundle/capture-journal.ts';
 import { checkCaptureRecord, frameFieldError } from '../core/bundle/capture-record-check.ts';
 import { NativeBundleWriter } from '../core/bundle/native-bundle-writer.ts';
@@ -35,6 +43,7 @@ import {
   TI_STATUS,
   type LoadedEngine,
   type Pointer,
+  type RawRecord,
   type RecordGuard,
   type RegisteredRecordCallback,
   type SessionHandle,
@@ -42,6 +51,8 @@ import {
 import { CapturePool, CapturePoolError, DEFAULT_POOL_BYTES } from './capture-pool.ts';
 import { EngineCallError, EngineHostError, EngineLoadError } from './engine-errors.ts';
 import { nativeMemory, type NativeMemory } from './native-memory.ts';
+import { NativeRecorder, SERVICE, sharedAddress } from './native-recorder.ts';
+import { METADATA_KEY } from '../core/bundle/safetensors-header.ts';
 import { threadCpuMs } from './thread-cpu-time.ts';
 import {
   ANNOUNCE_BATCH,
@@ -81,6 +92,8 @@ function lineWriter(fd: number): SendJson {
 /** The pass being run: what the callback fills in. */
 interface ActivePass {
   readonly index: number;
+  /** Which record callback takes its records: the C recorder, or the JavaScript one. */
+  recorder: 'c' | 'js';
   readonly kind: PassKind;
   readonly abiKind: number;
   recordCount: number;
@@ -132,6 +145,12 @@ class Crumb {
       this.slots = new Int32Array(target.shared, 0, CRUMB_BYTES / 4);
       this.bytes = new Uint8Array(target.shared, 0, CRUMB_BYTES);
     }
+  }
+
+  /** The crumb's address for the C recorder, or null where it is rewritten with write(). */
+  address(): number | null {
+    if (this.mapped !== null) return this.mapped.address;
+    return this.shared ? sharedAddress(this.slots) : null;
   }
 
   mark(pass: number, boundary: number, count: number): void {
@@ -221,6 +240,18 @@ class Announcer {
     if (this.pending.length >= ANNOUNCE_BATCH || performance.now() - this.oldest >= ANNOUNCE_INTERVAL_MS) this.flush();
   }
 
+  /** Announcements of one pass taken together (the C recorder's): sent in batches of ANNOUNCE_BATCH. */
+  addAll(pass: number, announcementJson: readonly string[]): void {
+    if (pass !== this.pass) {
+      this.flush();
+      this.pass = pass;
+    }
+    for (const json of announcementJson) {
+      this.pending.push(json);
+      if (this.pending.length >= ANNOUNCE_BATCH) this.flush();
+    }
+  }
+
   flush(): void {
     if (this.pending.length === 0) return;
     const records = this.pending;
@@ -250,9 +281,43 @@ function announcementOf(entry: CatalogueEntry, name: string, dtype: DType, shape
   return json;
 }
 
+/** Names and stages are stored as UTF-8, which cannot hold an unpaired surrogate. */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
+/**
+ * Whether the C recorder looks a boundary up by name: not when a frame could not hold its name
+ * or stage (the capture checks refuse them), so its records reach the JavaScript checks, which
+ * name the field.
+ */
+function lookedUpInC(entry: CatalogueEntry): boolean {
+  const { name, stage } = entry;
+  return (
+    name.length > 0 &&
+    stage.length > 0 &&
+    name !== METADATA_KEY &&
+    !LONE_SURROGATE.test(name) &&
+    !LONE_SURROGATE.test(stage) &&
+    Buffer.byteLength(name, 'utf8') <= MAX_FRAME_STRING_BYTES &&
+    Buffer.byteLength(stage, 'utf8') <= MAX_FRAME_STRING_BYTES
+  );
+}
+
+/** A record that passed the checks of takeRecord, as the rest of it uses it. */
+interface CheckedRecord {
+  readonly name: string;
+  readonly entry: CatalogueEntry;
+  readonly dtype: DType;
+  readonly shape: number[];
+  readonly strides: number[];
+  readonly rowMajor: boolean;
+  readonly spanBytes: number;
+  readonly byteLength: number;
+}
+
 /** What the worker knows of one catalogue boundary. */
 interface CatalogueEntry {
   readonly index: number;
+  readonly name: string;
   readonly stage: string;
   announced: AnnouncedRecord | null;
 }
@@ -273,6 +338,14 @@ class EngineWorker {
   /** Engine-thread time in the record callback during the pass being run (capture statistics). */
   private callbackMs = 0;
   private readonly catalogue = new Map<string, CatalogueEntry>();
+  /** The catalogue in order (the C recorder names boundaries by index). */
+  private readonly boundaries: CatalogueEntry[] = [];
+  /** The record callback in C (native-recorder.ts), null where it is not built or TRACE_INSPECTOR_RECORDER=js. */
+  private native: NativeRecorder | null = null;
+  /** Whether the pass being run takes its records through the C recorder (the JavaScript callback then sees only those it hands over). */
+  private nativePass = false;
+  /** The record window whose kept boundaries the C recorder holds. */
+  private nativeWindow: EngineWorker['recordWindow'] = null;
   private crumb: Crumb | null = null;
   private memory: NativeMemory | null = null;
   private readonly announcer: Announcer;
@@ -334,7 +407,11 @@ class EngineWorker {
     this.crumb = new Crumb(crumb, this.memory);
     const engine = loadEngineLibrary(library);
     this.engine = engine;
-    engine.description.boundaries.forEach((boundary, index) => this.catalogue.set(boundary.name, { index, stage: boundary.stage, announced: null }));
+    engine.description.boundaries.forEach((boundary, index) => {
+      const entry: CatalogueEntry = { index, name: boundary.name, stage: boundary.stage, announced: null };
+      this.catalogue.set(boundary.name, entry);
+      this.boundaries.push(entry);
+    });
     return {
       library,
       abiVersion: engine.abiVersion,
@@ -395,6 +472,13 @@ class EngineWorker {
       this.callback = registerRecordCallback((user, address) => this.onRecord(user, address));
       // The engine gets the guard's callback, which forwards only from this thread (abi-binding.ts).
       this.guard = createRecordGuard(this.callback.pointer);
+      if (process.env['TRACE_INSPECTOR_RECORDER'] !== 'js') {
+        this.native = NativeRecorder.create(
+          this.boundaries.map((entry) => ({ name: entry.name, stage: entry.stage, lookup: lookedUpInC(entry) })),
+          this.callback.pointer,
+          (op, bytes) => this.service(op, bytes),
+        );
+      }
     }
     const guard = enabled ? this.guard : null;
     this.check('ti_set_record_callback', this.abi().setRecordCallback(this.session, guard?.fn ?? null, guard?.user ?? null));
@@ -479,6 +563,7 @@ class EngineWorker {
       index,
       kind,
       abiKind: kind === 'prefill' ? 0 : 1,
+      recorder: 'js',
       recordCount: 0,
       bytes: 0,
       lastBoundary: null,
@@ -487,6 +572,7 @@ class EngineWorker {
     };
     this.send({ type: 'passBegin', index, kind });
     this.beginCapturedPass(index, kind);
+    this.routeRecords(pass);
     this.callbackMs = 0;
     const waitsBefore = this.capture?.kind === 'pooled' ? { ...this.capture.pool.waits } : null;
     this.active = pass;
@@ -499,8 +585,10 @@ class EngineWorker {
       this.active = null;
     }
     const durationMs = performance.now() - started;
-    const cpuEnded = cpuStarted === null ? null : threadCpuMs();
+    // The C recorder's share of the per-record work is done once per pass, on this thread: it counts.
+    if (this.nativePass) this.finishNativePass(pass);
     this.announcer.flush();
+    const cpuEnded = cpuStarted === null ? null : threadCpuMs();
     // The capture could not take a record (its writer failed, the disk is full): the capture's error, not the engine's.
     if (pass.poolFailure !== null) {
       if (this.capture?.kind === 'pooled') this.capture.pass = null;
@@ -554,6 +642,7 @@ class EngineWorker {
               waits: capture.pool.waits.count - waitsBefore.count,
               poolBytes: capture.pool.size,
               sealWaitMs: capture.sealWaitMs,
+              recorder: pass.recorder,
             },
           }
         : {};
@@ -568,21 +657,69 @@ class EngineWorker {
     if (pass.failure !== null) return 1; // the host already asked to stop: nothing more is taken
     const started = performance.now();
     try {
+      if (this.nativePass) return this.takeForwarded(pass, address);
       this.takeRecord(pass, address);
       return 0;
     } catch (error) {
-      pass.failure = `the host stopped the pass at record ${pass.recordCount} (after ${pass.lastBoundary ?? 'no boundary'}): ${errorMessage(error)}`;
-      if (error instanceof CapturePoolError) pass.poolFailure = error;
+      this.stopPass(pass, error);
       return 1;
     } finally {
       this.callbackMs += performance.now() - started;
     }
   }
 
+  /** The host stops the pass for `error`: the callback returns nonzero, and nothing more is taken. */
+  private stopPass(pass: ActivePass, error: unknown): void {
+    if (this.nativePass && this.native !== null) {
+      this.syncCounters(pass, this.native);
+      this.native.stop();
+    }
+    pass.failure = `the host stopped the pass at record ${pass.recordCount} (after ${pass.lastBoundary ?? 'no boundary'}): ${errorMessage(error)}`;
+    if (error instanceof CapturePoolError) pass.poolFailure = error;
+  }
+
   private takeRecord(pass: ActivePass, address: Pointer): void {
     const reader = this.reader;
     if (reader === null) throw new Error('no record reader');
-    const record = reader.read(address);
+    const { name, entry, dtype, shape, strides, rowMajor, spanBytes, byteLength } = this.checkRecord(pass, reader.read(address));
+
+    // The crash site first: if the engine dies while this record is copied or written, or right
+    // after, the caller reads it from the crumb.
+    this.crumb?.mark(pass.index, entry.index, pass.recordCount + 1);
+    this.announcer.add(pass.index, announcementOf(entry, name, dtype, shape, byteLength));
+
+    const capture = this.capturedBy(pass, name);
+    if (capture?.kind === 'pooled') {
+      this.poolRecord(capture, name, entry.stage, dtype, shape, strides, rowMajor, spanBytes, byteLength);
+    } else if (capture?.kind === 'direct') {
+      // The frame's data view: the engine's bytes are copied straight into it (row-major), or
+      // gathered into it through the scratch buffer (strided). commitRecord appends the frame.
+      const target = capture.writer.openRecord(name, entry.stage, dtype, shape, strides);
+      if (rowMajor) {
+        reader.copyData(target, byteLength);
+      } else {
+        const raw = this.scratchOf(spanBytes);
+        reader.copyData(raw, spanBytes);
+        target.set(gatherStrided(raw, dtype, shape, strides));
+      }
+      capture.writer.commitRecord();
+    }
+    pass.recordCount += 1;
+    pass.bytes += byteLength;
+    pass.lastBoundary = name;
+  }
+
+  /** The capture a record of `pass` goes to: none outside the record window (but for the boundaries it keeps). */
+  private capturedBy(pass: ActivePass, name: string): CaptureTarget | null {
+    const window = this.recordWindow;
+    return window !== null && pass.index < window.from && !window.keep.has(name) ? null : this.capture;
+  }
+
+  /**
+   * The contract checks of a record that stop the pass at once (the engine's error, named); the
+   * record as the rest of the callback uses it.
+   */
+  private checkRecord(pass: ActivePass, record: RawRecord): CheckedRecord {
     const name = record.name;
     if (record.passIndex !== pass.index || record.passKind !== pass.abiKind) {
       throw new Error(`${name}: ti_record says pass ${record.passIndex} (kind ${record.passKind}), but this is pass ${pass.index} (${pass.kind})`);
@@ -634,32 +771,155 @@ class EngineWorker {
     if (record.byteLength < spanBytes) {
       throw new Error(`${name}: byte_length ${record.byteLength} does not cover the ${spanBytes} bytes its shape and strides address`);
     }
+    return { name, entry, dtype, shape, strides, rowMajor, spanBytes, byteLength };
+  }
 
-    // The crash site first: if the engine dies while this record is copied or written, or right
-    // after, the caller reads it from the crumb.
-    this.crumb?.mark(pass.index, entry.index, pass.recordCount + 1);
-    this.announcer.add(pass.index, announcementOf(entry, name, dtype, shape, byteLength));
+  // ---- the C recorder ------------------------------------------------------------------------
 
-    const window = this.recordWindow;
-    const capture = window !== null && pass.index < window.from && !window.keep.has(name) ? null : this.capture;
-    if (capture?.kind === 'pooled') {
-      this.poolRecord(capture, name, entry.stage, dtype, shape, strides, rowMajor, spanBytes, byteLength);
-    } else if (capture?.kind === 'direct') {
-      // The frame's data view: the engine's bytes are copied straight into it (row-major), or
-      // gathered into it through the scratch buffer (strided). commitRecord appends the frame.
-      const target = capture.writer.openRecord(name, entry.stage, dtype, shape, strides);
-      if (rowMajor) {
-        reader.copyData(target, byteLength);
-      } else {
-        const raw = this.scratchOf(spanBytes);
-        reader.copyData(raw, spanBytes);
-        target.set(gatherStrided(raw, dtype, shape, strides));
-      }
-      capture.writer.commitRecord();
+  /**
+   * Whether the C recorder takes this pass's records: where it is built, the crumb is shared
+   * memory it can store into, and the capture (if any) goes through the pool. The record guard
+   * forwards to it, or to the JavaScript callback.
+   */
+  private routeRecords(pass: ActivePass): void {
+    const guard = this.guard;
+    const callback = this.callback;
+    if (guard === null || callback === null) return;
+    const native = this.native;
+    const capture = this.capture;
+    const crumb = this.crumb?.address() ?? null;
+    this.nativePass = native !== null && crumb !== null && capture?.kind !== 'direct';
+    if (!this.nativePass || native === null || crumb === null) {
+      guard.forwardTo(callback.pointer, null);
+      return;
     }
-    pass.recordCount += 1;
-    pass.bytes += byteLength;
-    pass.lastBoundary = name;
+    pass.recorder = 'c';
+    const window = this.recordWindow;
+    if (window !== this.nativeWindow) {
+      for (const entry of this.boundaries) native.setKeep(entry.index, window?.keep.has(entry.name) ?? false);
+      this.nativeWindow = window;
+    }
+    const pooled = capture?.kind === 'pooled' ? capture : null;
+    native.setShared(crumb, pooled?.pool.controlBlock ?? null);
+    if (pooled !== null) native.setRing(pooled.pool.producerState());
+    native.beginPass(pass.index, pass.abiKind, pooled !== null, window?.from ?? 0);
+    guard.forwardTo(native.fn, native.user);
+  }
+
+  /** The pass's counters as the C recorder holds them; returns where it left the ring. */
+  private syncCounters(pass: ActivePass, native: NativeRecorder): { head: number; seq: number; woken: number } {
+    const { counters, ring } = native.passState();
+    pass.recordCount = counters.records;
+    pass.bytes = counters.bytes;
+    pass.lastBoundary = counters.lastBoundary < 0 ? null : (this.boundaries[counters.lastBoundary]?.name ?? null);
+    return ring;
+  }
+
+  /**
+   * The pass ended with the C recorder: the pool goes on from where it left the ring, the pass's
+   * counters are its, and every record it took is announced to the caller (in one go, per pass).
+   */
+  private finishNativePass(pass: ActivePass): void {
+    const native = this.native;
+    this.nativePass = false;
+    if (native === null) return;
+    native.endPass();
+    const ring = this.syncCounters(pass, native);
+    if (this.capture?.kind === 'pooled') this.capture.pool.adoptProducer(ring);
+    this.announceTaken(pass, native);
+  }
+
+  /**
+   * Announces the records the C recorder took since the last time (at the pass's end, and
+   * whenever it wakes the writer; after passState). A boundary's announcement is reused while its
+   * dtype and shape stay the same, compared straight from the log.
+   */
+  private announceTaken(pass: ActivePass, native: NativeRecorder): void {
+    const { words, numbers, bytes } = native.takenSince();
+    const announcements: string[] = [];
+    for (let at = 0; at < bytes;) {
+      const word = at >>> 2;
+      const rank = words[word + 2] as number;
+      const first = (at >>> 3) + 2; // the byte length, then the extents
+      at += 24 + 8 * rank;
+      const entry = this.boundaries[words[word] as number];
+      const dtype = dtypeFromAbi(words[word + 1] as number);
+      if (entry === undefined || dtype === undefined) continue; // the recorder took only catalogue boundaries of known dtypes
+      const byteLength = numbers[first] as number;
+      const last = entry.announced;
+      let same = last !== null && last.dtype === dtype && last.byteLength === byteLength && last.shape.length === rank;
+      for (let axis = 0; same && axis < rank; axis++) same = last?.shape[axis] === numbers[first + 1 + axis];
+      if (same && last !== null) announcements.push(last.json);
+      else announcements.push(announcementOf(entry, entry.name, dtype, Array.from(numbers.subarray(first + 1, first + 1 + rank)), byteLength));
+    }
+    this.announcer.addAll(pass.index, announcements);
+  }
+
+  /**
+   * The C recorder asks for room in the ring (or that the writer be woken): the pool does it from
+   * where the recorder is and hands the ring back. 1 when the capture cannot go on (the pass stops).
+   */
+  private service(op: number, bytes: number): number {
+    const native = this.native;
+    const capture = this.capture;
+    const pass = this.active;
+    if (native === null || capture?.kind !== 'pooled' || pass === null) return 1;
+    const started = performance.now();
+    try {
+      capture.pool.adoptProducer(this.syncCounters(pass, native));
+      if (op === SERVICE.ROOM) capture.pool.makeRoom(bytes);
+      else {
+        capture.pool.wakeWriter();
+        // A long pass: the caller hears of its records as they go, every MiB or so, not only at its end.
+        this.announceTaken(pass, native);
+      }
+      native.setRing(capture.pool.producerState());
+      return 0;
+    } catch (error) {
+      this.stopPass(pass, error);
+      return 1;
+    } finally {
+      this.callbackMs += performance.now() - started;
+    }
+  }
+
+  /**
+   * A record the C recorder handed over: one its checks stop. The same checks run here and throw
+   * the same error; a record they accept (a name this side decodes differently) goes back to the
+   * recorder as the boundary found here. 0 taken, 1 the pass stopped.
+   */
+  private takeForwarded(pass: ActivePass, address: Pointer): number {
+    const reader = this.reader;
+    const native = this.native;
+    if (reader === null || native === null) throw new Error('no record reader');
+    this.syncCounters(pass, native);
+    const { name, entry, dtype, shape, strides, byteLength } = this.checkRecord(pass, reader.read(address));
+    const capture = this.capturedBy(pass, name);
+    if (capture?.kind === 'pooled' && capture.pass !== null) {
+      const file = capture.pass.file;
+      checkCaptureRecord(
+        file,
+        { index: pass.index, names: native.seen(entry.index) ? new Set([name]) : new Set() },
+        name,
+        entry.stage,
+        dtype,
+        shape,
+        strides,
+        null,
+      );
+      for (const [field, text] of [
+        ['name', name],
+        ['stage', entry.stage],
+      ] as const) {
+        const bytes = Buffer.byteLength(text, 'utf8');
+        if (bytes > MAX_FRAME_STRING_BYTES) throw frameFieldError(file, name, field, new FrameFieldError(field, bytes).message);
+      }
+      if (byteLength > 0 && reader.record.data === null) throw new Error(`ti_record.data is NULL at ${name} (${byteLength} bytes)`);
+    }
+    const taken = native.takeAs(address, entry.index);
+    if (taken === -1) return 1; // the capture failed: service() said why
+    if (taken !== 0) throw new Error(`${name}: the host's C recorder refused a record its checks accept`);
+    return 0;
   }
 
   /**
@@ -727,6 +987,8 @@ class EngineWorker {
     this.callback = null;
     this.guard?.free();
     this.guard = null;
+    this.native?.free();
+    this.native = null;
     return null;
   }
 }

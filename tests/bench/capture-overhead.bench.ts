@@ -5,6 +5,9 @@
 //             and its arrival announced to the caller, nothing is copied or written;
 //   capture   the full capture: the record callback also copies each record once into the
 //             capture pool; the writer thread checksums, spills, hashes and seals behind it.
+// The record callback is the host's C recorder (engine/host-recorder/ti_recorder.c: checks, crumb
+// and the copy in C; counters and announcements once per pass); the reference engine is measured
+// a second time with the JavaScript callback (TRACE_INSPECTOR_RECORDER=js), in the same run.
 // Reported against baselines measured in the same run (never asserted: timings are evidence):
 //   - the headline (issue 14): the engine thread's time per recorded byte — all the time spent in
 //     the record callback while capturing (measured in the worker, waits for room in the pool
@@ -52,6 +55,8 @@ interface BenchEngine {
   readonly repetitions: number;
   readonly warmup: number;
   readonly isolations: readonly Isolation[];
+  /** Environment of the engine host while it is measured (TRACE_INSPECTOR_RECORDER=js: the JavaScript record callback). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 const passes = (decodes: number): PassKind[] => ['prefill', ...Array.from({ length: decodes }, () => 'decode' as const)];
@@ -77,6 +82,18 @@ const ENGINES: readonly BenchEngine[] = [
     repetitions: 12,
     warmup: 2,
     isolations: ['process', 'thread'],
+  },
+  {
+    title: 'reference engine, the JavaScript record callback (TRACE_INSPECTOR_RECORDER=js), as before the C recorder',
+    library: process.env['TRACE_INSPECTOR_BENCH_ENGINE'] ?? REFERENCE_ENGINE,
+    weights: WEIGHTS_FILE,
+    inputs: referenceInputs,
+    options: {},
+    passes: passes(15),
+    repetitions: 12,
+    warmup: 2,
+    isolations: ['process'],
+    env: { TRACE_INSPECTOR_RECORDER: 'js' },
   },
   {
     title: 'synthetic bulk testlib (prefill + 7 decodes, 8 records of 256 KiB per pass)',
@@ -118,6 +135,8 @@ interface Totals {
   finishMs: number;
   /** CPU time of the engine's thread in its passes (PassOk.threadCpuMs), summed. */
   cpuMs: number;
+  /** Capture mode: which record callback took the records ('c' or 'js'). */
+  recorder: string;
 }
 
 interface Measured extends Record<Mode, Totals> {
@@ -129,7 +148,19 @@ interface Measured extends Record<Mode, Totals> {
   engineHostRss: number;
 }
 
-const emptyTotals = (): Totals => ({ passMs: [], roundTripMs: [], passes: 0, records: 0, bytes: 0, callbackMs: 0, waitMs: 0, waits: 0, finishMs: 0, cpuMs: 0 });
+const emptyTotals = (): Totals => ({
+  passMs: [],
+  roundTripMs: [],
+  passes: 0,
+  records: 0,
+  bytes: 0,
+  callbackMs: 0,
+  waitMs: 0,
+  waits: 0,
+  finishMs: 0,
+  cpuMs: 0,
+  recorder: '',
+});
 const sum = (values: readonly number[]): number => values.reduce((a, b) => a + b, 0);
 function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -160,6 +191,7 @@ async function runOnce(host: EngineHost, engine: BenchEngine, mode: Mode, dir: s
       totals.callbackMs += result.capture.callbackMs;
       totals.waitMs += result.capture.waitMs;
       totals.waits += result.capture.waits;
+      totals.recorder = result.capture.recorder ?? 'js';
       measured.poolBytes = result.capture.poolBytes;
     }
   }
@@ -174,6 +206,19 @@ async function runOnce(host: EngineHost, engine: BenchEngine, mode: Mode, dir: s
 }
 
 async function measure(engine: BenchEngine, isolation: Isolation): Promise<Measured> {
+  const saved = Object.fromEntries(Object.keys(engine.env ?? {}).map((key) => [key, process.env[key]]));
+  Object.assign(process.env, engine.env ?? {});
+  try {
+    return await measureIn(engine, isolation);
+  } finally {
+    for (const [key, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+  }
+}
+
+async function measureIn(engine: BenchEngine, isolation: Isolation): Promise<Measured> {
   const scratch = mkdtempSync(join(process.env['TRACE_INSPECTOR_SCALE_DIR'] ?? tmpdir(), `ti-bench-${isolation}-`));
   const host = await EngineHost.start({ library: engine.library, isolation, passTimeoutMs: 600_000 });
   const measured: Measured = {
@@ -328,12 +373,20 @@ export async function benchCaptureOverhead(): Promise<string[]> {
       const perByte = capture.callbackMs / capture.bytes;
       const perByteNoWait = (capture.callbackMs - capture.waitMs) / capture.bytes;
       const nsPerByte = (value: number): string => `${(value * 1e6).toFixed(3)} ns/B`;
+      // The C recorder is not timed per record (a clock read would cost as much as a small record's
+      // copy): its wall time is the passes with capture minus the bare ones, per byte.
+      const passWallPerByte = (sum(capture.passMs) - sum(bare.passMs)) / capture.bytes;
+      const wallLine =
+        capture.recorder === 'c'
+          ? `    wall time of the passes with capture minus bare, per recorded byte ${nsPerByte(passWallPerByte)} = ${ratioText(passWallPerByte / memcpy.wall)} memcpy's wall time ${nsPerByte(memcpy.wall)} ` +
+            `(waits for room included: waited ${capture.waits} times, ${ms(capture.waitMs)} ms: the writer thread's pace on this machine)`
+          : `    wall time in the record callback (read, crumb, announce, checks, one copy into the pool) ${nsPerByte(perByteNoWait)} = ${ratioText(perByteNoWait / memcpy.wall)} memcpy's wall time ${nsPerByte(memcpy.wall)}; ` +
+            `with the waits for room ${ratioText(perByte / memcpy.wall)} (waited ${capture.waits} times, ${ms(capture.waitMs)} of ${ms(capture.callbackMs)} ms in the callback: the writer thread's pace on this machine)`;
       lines.push(
-        `  ${isolation}: engine-thread CPU time per recorded byte (passes with capture minus bare) ${nsPerByte(cpuPerByte)} vs memcpy ${nsPerByte(memcpy.cpu)}: ` +
+        `  ${isolation}, ${capture.recorder === 'c' ? 'C recorder' : 'JavaScript callback'}: engine-thread CPU time per recorded byte (passes with capture minus bare) ${nsPerByte(cpuPerByte)} vs memcpy ${nsPerByte(memcpy.cpu)}: ` +
           `${ratioText(cpuRatio)} [target <= ${PER_BYTE_TARGET}x: ${cpuRatio <= PER_BYTE_TARGET ? 'met' : 'MISSED'}] ` +
           `(${bytesText(capture.bytes / capture.records)} per record on average, pool ${bytesText(totals.poolBytes)})`,
-        `    wall time in the record callback (read, crumb, announce, checks, one copy into the pool) ${nsPerByte(perByteNoWait)} = ${ratioText(perByteNoWait / memcpy.wall)} memcpy's wall time ${nsPerByte(memcpy.wall)}; ` +
-          `with the waits for room ${ratioText(perByte / memcpy.wall)} (waited ${capture.waits} times, ${ms(capture.waitMs)} of ${ms(capture.callbackMs)} ms in the callback: the writer thread's pace on this machine)`,
+        wallLine,
         `    pass time with capture ${ratioText(meanRatio)} the bare pass (median over repetitions ${ratioText(medianRatio)}); ${perPass(capture.passMs)} vs ${perPass(bare.passMs)} per pass over ${capture.passes} passes; ` +
           `callback alone (read, crumb, announce; nothing copied) ${ratioText(sum(callback.passMs) / sum(bare.passMs))}`,
         `    round trip per runPass (the writer thread seals behind it): ${perPass(capture.roundTripMs)} vs ${perPass(bare.roundTripMs)} bare; ` +
