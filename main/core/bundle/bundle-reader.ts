@@ -11,7 +11,9 @@ import { JOURNAL_FILE_NAME } from './capture-journal.ts';
 import { chunksCovering } from './chunk-digests.ts';
 import { sha256Bytes, sha256File } from './digest.ts';
 import { chunkDigestOf, schemeOf, streamDigest, tensorDigestOf, type DigestScheme } from './tree-digest.ts';
-import { pinOf, recordManifestDigest, REHASH_ENV } from './file-pins.ts';
+import { ctimeSettled, pinOf, recordManifestDigest, REHASH_ENV } from './file-pins.ts';
+import { verifyTreeFilesFed } from './fed-verification.ts';
+import { LeafFeed } from './leaf-feed.ts';
 import { parsedManifest, rememberParsedManifest } from './parsed-manifests.ts';
 import type { DType } from './dtype.ts';
 import { BundleError, formatFieldPath, type BundleIssue } from './errors.ts';
@@ -191,13 +193,24 @@ export async function openBundleFromManifest(
   // Every file, its tensors and their chunk digests, hashed on worker threads in one read each.
   const deferred = verify === 'deferred' && process.env[REHASH_ENV] !== 'always';
   if (verify === 'files' || (verify === 'deferred' && !deferred)) await verifyBundleFiles(manifest, realPaths, display);
-  let verification: Promise<void> | null = null;
+  let verification: Promise<boolean | void> | null = null;
+  // A tree-sha256 bundle read by a comparison meanwhile takes its tensors' leaves from the
+  // comparison's reads (fed-verification.ts): each byte read once, and the bytes judged are the
+  // bytes hashed. A plain-sha256 bundle's digests cannot be built from leaves: its workers read all.
+  const scheme = schemeOf(manifest);
+  const feed = deferred && scheme.kind === 'tree' ? new LeafFeed(scheme.chunkBytes) : null;
   if (deferred) {
-    verification = verifyBundleFiles(manifest, realPaths, display);
+    verification = feed === null ? verifyBundleFiles(manifest, realPaths, display) : verifyTreeFilesFed(manifest, realPaths, display, feed);
     verification.catch(() => undefined); // settled by settleVerification (or dropped with the bundle)
   }
 
-  const checked = await crossCheckHeaders(manifest, realPaths, display, unchanged);
+  let checked: Map<string, TensorLocation>;
+  try {
+    checked = await crossCheckHeaders(manifest, realPaths, display, unchanged);
+  } catch (error) {
+    feed?.abandon();
+    throw error;
+  }
   // Grown: the locations of the files checked before are kept (one map shared by the views, which
   // only ever gains entries once a file's check passed), so an open costs what the growth holds.
   const locations = grown === undefined ? checked : grown.locations;
@@ -205,7 +218,7 @@ export async function openBundleFromManifest(
     for (const [key, location] of checked) locations.set(key, location);
     for (const [path, identity] of identities) grown.identities.set(path, identity);
   }
-  const reader = new BundleReader(manifest, resolve(dir), manifestPath, realPaths, locations, display, verification);
+  const reader = new BundleReader(manifest, resolve(dir), manifestPath, realPaths, locations, display, verification, feed);
   if (verify === 'none') checkedParts.set(reader, { manifest, realPaths, locations, identities: grown?.identities ?? identities });
   if (options.checkPadding === true && manifest.kind !== 'native') {
     // A reference or oracle is the truth a run is judged against: its own padding must keep
@@ -446,7 +459,10 @@ class BundleReader implements TraceBundle {
     private readonly realPaths: ReadonlyMap<string, string>,
     private readonly locations: ReadonlyMap<string, TensorLocation>,
     private readonly display: (relPath: string) => string,
-    private readonly verification: Promise<void> | null = null,
+    /** Resolves false when the verification could not prove a file (verify it again). */
+    private readonly verification: Promise<boolean | void> | null = null,
+    /** While the verification runs: takes the leaves of what the comparison reads (verify 'deferred', tree-sha256). */
+    private readonly feed: LeafFeed | null = null,
   ) {
     this.passes = manifest.passes;
     this.boundaryIndex = new BoundaryIndex(manifest);
@@ -496,8 +512,17 @@ class BundleReader implements TraceBundle {
     const location = this.locate(passIndex, name);
     const file = await this.acquire(location);
     let pinned: string | null;
+    let feed: LeafFeed | null = null;
     try {
-      pinned = (await this.pinnedIdentity(location, file)) ?? (await this.provisionalIdentity(location, file));
+      // While a feed takes reads, an earlier pin of the file is not used: these reads are its verification's.
+      pinned = this.feed?.accepting === true ? null : await this.pinnedIdentity(location, file);
+      if (pinned === null) {
+        const statAtMs = Date.now();
+        pinned = await this.provisionalIdentity(location, file);
+        // Fed only when a write after these reads would move the file's ctime (file-pins.ts): the
+        // pin its verification records then stands for the bytes hashed here.
+        if (pinned !== null && this.feed?.accepting === true && ctimeSettled(pinned, statAtMs)) feed = this.feed;
+      }
     } catch (error) {
       await this.release(location.file);
       throw error;
@@ -511,8 +536,16 @@ class BundleReader implements TraceBundle {
       if (open) await this.release(location.file);
       open = false;
     };
+    const tensorBytes = location.header.end - location.header.begin;
     return {
-      read: (offset, dest) => file.readTensorInto(location.key, offset, dest),
+      read: async (offset, dest) => {
+        // Fed reads are a command-line comparison's: read on its thread, which would only wait.
+        await file.readTensorInto(location.key, offset, dest, feed !== null);
+        // The bytes just read, hashed before the caller compares (or overwrites) them.
+        if (feed === null) return;
+        feed.supply(location.file, location.key, tensorBytes, offset, dest);
+        await feed.turn();
+      },
       finish: async () => {
         try {
           if ((await file.identity()) !== pinned) throw this.changedWhileRead(location);
@@ -565,6 +598,7 @@ class BundleReader implements TraceBundle {
   }
 
   async close(): Promise<void> {
+    if (!this.verificationDone) this.feed?.abandon();
     const files = [...this.openFiles.values()];
     this.openFiles.clear();
     await Promise.all(files.map(async (slot) => (await slot.file).close()));
@@ -625,11 +659,14 @@ class BundleReader implements TraceBundle {
 
   async settleVerification(): Promise<boolean> {
     if (this.verification === null) return true;
+    this.feed?.end();
+    let proven: boolean | void;
     try {
-      await this.verification;
+      proven = await this.verification;
     } finally {
       this.verificationDone = true;
     }
+    if (proven === false) return false;
     for (const [file, identities] of this.readUnder) {
       const pin = pinOf(this.realPaths.get(file) as string);
       if (pin === undefined || pin.sha256 !== this.fileDigests.get(file)) return false;

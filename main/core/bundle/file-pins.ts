@@ -75,9 +75,23 @@ export function pinTrusted(
 ): boolean {
   if (env[REHASH_ENV] === 'always') return false;
   if (platform !== 'linux' || !LOCAL_FILESYSTEMS.has(evidence.fsType)) return false;
-  const ctimeNs = BigInt(evidence.ctimeNs);
+  return ctimeOlderThanMargin(BigInt(evidence.ctimeNs), evidence.statAtMs);
+}
+
+function ctimeOlderThanMargin(ctimeNs: bigint, statAtMs: number): boolean {
   const margin = ctimeNs % 1_000_000_000n === 0n ? COARSE_PIN_MARGIN_MS : PIN_MARGIN_MS;
-  return ctimeNs < BigInt(Math.floor(evidence.statAtMs) - margin) * 1_000_000n;
+  return ctimeNs < BigInt(Math.floor(statAtMs) - margin) * 1_000_000n;
+}
+
+/**
+ * Whether a file whose identity (identityKey) was read just after `statAtMs` was last changed
+ * long enough before that any later write moves its ctime (pinTrusted's margin): bytes read
+ * under it may stand for the file while the identity holds.
+ */
+export function ctimeSettled(identity: string, statAtMs: number): boolean {
+  const ctime = identity.slice(identity.lastIndexOf(':') + 1);
+  if (!/^\d+$/.test(ctime)) return false;
+  return ctimeOlderThanMargin(BigInt(ctime), statAtMs);
 }
 
 // The files this process verified, by real path: the latest verification of each. A pin is only

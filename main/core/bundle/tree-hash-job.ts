@@ -77,9 +77,37 @@ export function combineTreeParts(
 ): HashOutcome {
   const failed = outcomes.find((outcome) => !outcome.ok);
   if (failed !== undefined) return failed;
+  if (outcomes.length !== plan.parts.length) return { ok: false, problem: 'unreadable', reason: 'was not hashed in full' };
+  const leaves: string[][] = plan.segments.map(() => []);
+  plan.owners.forEach((owners, p) =>
+    owners.forEach((segment, s) => {
+      const outcome = outcomes[p];
+      const hashed = outcome?.ok === true ? outcome.spans[s] : undefined;
+      if (hashed !== undefined) leaves[segment]?.push(...hashed.chunks);
+    }),
+  );
+  return combineTreeLeaves(plan, outcomes, leaves, claims);
+}
+
+/**
+ * The outcome of a file from every read of it (`outcomes`: the workers' parts, each with the
+ * file's identity) and the leaves of each of `plan.segments` however they were hashed: the file's
+ * tree digest and each claim's, in the shape the plain scheme's outcome has. The first read's
+ * failure fails it; reads that saw different identities of the file are 'changed' (it was
+ * written between them); a file of another size than planned is 'changed'; a segment short of
+ * a leaf was not hashed in full.
+ */
+export function combineTreeLeaves(
+  plan: Pick<TreePlan, 'chunkBytes' | 'size' | 'segments'>,
+  outcomes: readonly HashOutcome[],
+  leaves: readonly (readonly string[])[],
+  claims: readonly { readonly begin: number; readonly end: number }[],
+): HashOutcome {
+  const failed = outcomes.find((outcome) => !outcome.ok);
+  if (failed !== undefined) return failed;
   const ok = outcomes.filter((outcome): outcome is Extract<HashOutcome, { ok: true }> => outcome.ok);
   const [first] = ok;
-  if (first === undefined || ok.length !== plan.parts.length) return { ok: false, problem: 'unreadable', reason: 'was not hashed in full' };
+  if (first === undefined) return { ok: false, problem: 'unreadable', reason: 'was not hashed in full' };
   if (ok.some((outcome) => outcome.pin.identity !== first.pin.identity)) {
     return { ok: false, problem: 'changed', reason: 'was written to while being hashed (its identity differed between the parts hashed)' };
   }
@@ -93,13 +121,8 @@ export function combineTreeParts(
       reason: `holds ${String(grown.size)} bytes where ${plan.size} were listed (it changed after the manifest was written)`,
     };
   }
-  const leaves: string[][] = plan.segments.map(() => []);
-  plan.owners.forEach((owners, p) =>
-    owners.forEach((segment, s) => {
-      const hashed = ok[p]?.spans[s];
-      if (hashed !== undefined) leaves[segment]?.push(...hashed.chunks);
-    }),
-  );
+  const complete = plan.segments.every((segment, s) => (leaves[s]?.length ?? 0) === Math.ceil((segment.end - segment.begin) / plan.chunkBytes));
+  if (!complete) return { ok: false, problem: 'unreadable', reason: 'was not hashed in full' };
   const digests = plan.segments.map((segment, s) => segmentDigest(segment.end - segment.begin, plan.chunkBytes, leaves[s] ?? []));
   const fileDigest = fileTreeDigest(
     plan.size,
@@ -111,7 +134,7 @@ export function combineTreeParts(
     if (claim.begin === claim.end) return { sha256: segmentDigest(0, plan.chunkBytes, []), chunks: [] };
     const s = bySpan.get(`${claim.begin}:${claim.end}`);
     // Every tensor is a segment (the cuts include its ends, and safetensors tensors never overlap).
-    return s === undefined ? { sha256: '', chunks: [] } : { sha256: digests[s] as string, chunks: leaves[s] ?? [] };
+    return s === undefined ? { sha256: '', chunks: [] } : { sha256: digests[s] as string, chunks: [...(leaves[s] ?? [])] };
   });
   const statAtMs = Math.min(...ok.map((outcome) => outcome.pin.statAtMs));
   return { ok: true, sha256: fileDigest, bytes: plan.size, spans, pin: { ...first.pin, statAtMs } };

@@ -13,7 +13,7 @@ import { SafetensorsFile } from './safetensors-reader.ts';
 import { fileSegments, schemeOf } from './tree-digest.ts';
 import { combineTreeParts, planTreeJobs, type TreePlan } from './tree-hash-job.ts';
 
-interface Claim {
+export interface Claim {
   readonly key: string;
   readonly sha256: string;
   /** Where in the manifest the claim is: ['inputs', i] or ['passes', p, 'boundaries', b]. */
@@ -27,7 +27,7 @@ interface Claim {
 const fieldOf = (claim: Claim): string => formatFieldPath([...claim.at, 'sha256']);
 const chunksFieldOf = (claim: Claim): string => formatFieldPath([...claim.at, 'chunks', 'sha256']);
 
-function claimsByFile(manifest: BundleManifest): Map<string, Claim[]> {
+export function claimsByFile(manifest: BundleManifest): Map<string, Claim[]> {
   const byFile = new Map<string, Claim[]>();
   const add = (file: string, claim: Claim): void => {
     const list = byFile.get(file) ?? [];
@@ -55,7 +55,7 @@ const PLAN_AT_ONCE = 16;
 /** Files at least this large, written less than PIN_MARGIN_MS ago, are hashed once settled (parallel-verify.ts). */
 const SETTLE_MIN_BYTES = 8 * 1024 * 1024;
 
-interface PlannedFile {
+export interface PlannedFile {
   /** Index into manifest.files. */
   readonly index: number;
   readonly real: string;
@@ -196,7 +196,7 @@ export async function verifyBundleFilesInOrder(
 }
 
 /** A hashed file judged: null when verified (and then pinned), else its problem (and any pin dropped). */
-function judgeOutcome(file: PlannedFile, outcome: HashOutcome): Error | null {
+export function judgeOutcome(file: PlannedFile, outcome: HashOutcome): Error | null {
   const problem = problemOf(file, outcome);
   if (problem === null) {
     // Verified: later reads and the closing check may stat the file instead of re-hashing it.
@@ -208,7 +208,7 @@ function judgeOutcome(file: PlannedFile, outcome: HashOutcome): Error | null {
 }
 
 /** The hash job of each file at `indices` (into manifest.files), in that order; files missing from `realPaths` are skipped. */
-async function planFiles(
+export async function planFiles(
   manifest: BundleManifest,
   claims: ReadonlyMap<string, readonly Claim[]>,
   realPaths: ReadonlyMap<string, string>,
