@@ -6,7 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Contract } from '../../main/core/bundle/manifest-schema.ts';
 import { emptyCounts, type BoundaryVerdict, type CaseResult, type ComparisonRecord, type GateResult, type Verdict } from '../../main/core/gate/gate-types.ts';
-import { gateReceiptPredicate } from '../../main/core/gate/gate-receipt.ts';
+import { gateReceiptPredicate, gateReceiptSubjects, streamedGateReceiptPredicate } from '../../main/core/gate/gate-receipt.ts';
+import { buildStatement, signedStatementPayload, statementPayload } from '../../main/core/receipt/in-toto.ts';
 import { computeSeals } from '../../main/core/gate/seals.ts';
 import { escapeCommandData, escapeCommandProperty, formatAnnotations, formatStepSummary, workflowCommand } from '../../main/core/report/github-actions.ts';
 import { formatHumanReport } from '../../main/core/report/human-report.ts';
@@ -356,5 +357,24 @@ describe('audio bounds in every report', () => {
     const rowOf = (pass: number): unknown[] | undefined => predicate.verdicts.cases[0]?.passes.find((entry) => entry.pass === pass)?.rows[0];
     expect(rowOf(5)?.[column]).toEqual([0, Number.POSITIVE_INFINITY, 0, Number.NEGATIVE_INFINITY, 0, []]);
     expect(rowOf(0)?.[column]).toBeNull();
+  });
+});
+
+describe('receipt predicate, streamed', () => {
+  it('signs exactly the bytes of the predicate built whole: passes out of order, NaN and infinities, several cases', () => {
+    const gate = mixed();
+    // A pass met again after another (grouped under its first appearance) and non-finite statistics.
+    const alpha = gate.cases[0] as CaseResult;
+    alpha.verdicts.push({
+      ...(alpha.verdicts[0] as BoundaryVerdict),
+      boundary: 'backbone.final_norm',
+      reference: record({ maxAbs: Number.NaN, maxUlp: Number.POSITIVE_INFINITY }),
+    });
+    const subjects = gateReceiptSubjects(gate);
+    const whole = statementPayload(buildStatement(subjects, gateReceiptPredicate(gate)));
+    const streamed = signedStatementPayload(subjects, streamedGateReceiptPredicate(gate));
+    expect(streamed.toString('utf8')).toBe(whole.toString('utf8'));
+    expect(streamed.toString('utf8')).toContain('"pass":0,"rows":[["backbone.embed"');
+    expect(streamed.toString('utf8')).toContain('"NaN"');
   });
 });

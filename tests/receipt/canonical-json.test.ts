@@ -2,7 +2,7 @@
 // as strings that parse back, and values JSON cannot hold refused with the field named.
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { canonicalJson, canonicalJsonBytes, canonicalNumberSchema } from '../../main/core/receipt/canonical-json.ts';
+import { CanonicalArray, CanonicalJsonText, canonicalJson, canonicalJsonBytes, canonicalNumberSchema } from '../../main/core/receipt/canonical-json.ts';
 
 describe('canonicalJson', () => {
   it('sorts keys at every depth and writes no whitespace', () => {
@@ -75,5 +75,29 @@ describe('canonicalJson', () => {
   it('accepts a shared (non-cyclic) sub-object twice', () => {
     const shared = { x: 1 };
     expect(canonicalJson({ a: shared, b: shared })).toBe('{"a":{"x":1},"b":{"x":1}}');
+  });
+});
+
+describe('canonical JSON of streamed and pre-written values', () => {
+  it('writes a CanonicalArray exactly as the array of its items, in text and in bytes', () => {
+    const items = [{ b: 1, a: [Number.NaN, -0] }, 'x', null];
+    const value = { list: new CanonicalArray(() => items.values()), n: 1 };
+    expect(canonicalJson(value)).toBe(canonicalJson({ list: items, n: 1 }));
+    expect(canonicalJsonBytes(value)).toEqual(canonicalJsonBytes({ list: items, n: 1 }));
+  });
+
+  it('refuses undefined from a CanonicalArray, naming the field', () => {
+    expect(() => canonicalJsonBytes({ rows: new CanonicalArray(() => [1, undefined]) })).toThrow('rows[1]: undefined inside an array');
+  });
+
+  it('writes CanonicalJsonText as it is', () => {
+    const inner = canonicalJsonBytes({ z: 'é', a: 1 });
+    expect(canonicalJson({ k: new CanonicalJsonText(inner) })).toBe('{"k":{"a":1,"z":"é"}}');
+    expect(canonicalJsonBytes({ k: new CanonicalJsonText(inner) }).toString('utf8')).toBe('{"k":{"a":1,"z":"é"}}');
+  });
+
+  it('grows its byte buffer past the first block without losing bytes', () => {
+    const long = Array.from({ length: 5000 }, (_, i) => `row ${i} é`);
+    expect(canonicalJsonBytes(long).toString('utf8')).toBe(canonicalJson(long));
   });
 });

@@ -159,12 +159,18 @@ parentPort.on('message', (job) => parentPort.postMessage(hashFile(job)));
 /** Workers used at most (one per core; the main thread mostly waits meanwhile). */
 export const hashWorkerLimit = (): number => Math.max(1, availableParallelism());
 
-// Idle workers are kept (unref'd: they never keep the process alive) and reused, so opening a
-// small bundle pays no thread start-up; a worker that failed is dropped.
+// Idle workers are kept (unref'd: they never keep the process alive) and reused, so opening
+// several bundles in a row pays no thread start-up; a worker that failed is dropped. One idle for
+// IDLE_MS is ended: each holds its own V8 heap and read buffer (about 12 MB of resident memory),
+// which a long gate would otherwise carry through its whole run after the evidence is verified.
+const IDLE_MS = 2000;
 const idle: Worker[] = [];
+const idleTimers = new Map<Worker, NodeJS.Timeout>();
 
 function takeWorker(): Worker {
   const worker = idle.pop() ?? new Worker(WORKER_SOURCE, { eval: true });
+  clearTimeout(idleTimers.get(worker));
+  idleTimers.delete(worker);
   worker.ref();
   return worker;
 }
@@ -173,8 +179,19 @@ function returnWorker(worker: Worker): void {
   worker.removeAllListeners('message');
   worker.removeAllListeners('error');
   worker.unref();
-  if (idle.length < hashWorkerLimit()) idle.push(worker);
-  else void worker.terminate();
+  if (idle.length >= hashWorkerLimit()) {
+    void worker.terminate();
+    return;
+  }
+  idle.push(worker);
+  const timer = setTimeout(() => {
+    idleTimers.delete(worker);
+    const at = idle.indexOf(worker);
+    if (at !== -1) idle.splice(at, 1);
+    void worker.terminate();
+  }, IDLE_MS);
+  timer.unref();
+  idleTimers.set(worker, timer);
 }
 
 /**

@@ -5,6 +5,7 @@
 // A crashed run gets a receipt too: it is evidence of the failure.
 import type { KeyObject } from 'node:crypto';
 import { basename } from 'node:path';
+import { CanonicalArray } from '../receipt/canonical-json.ts';
 import type { Subject } from '../receipt/in-toto.ts';
 import { writeReceipt, type WrittenReceipt } from '../receipt/receipt.ts';
 import type { BoundaryVerdict, ComparisonRecord, GateResult } from './gate-types.ts';
@@ -147,23 +148,65 @@ function verdictRow(result: GateResult, verdict: BoundaryVerdict): Cell[] {
   ];
 }
 
+/** The indices of a case's verdicts by pass, passes in order of first appearance (the table's grouping). */
+function rowsByPass(verdicts: readonly BoundaryVerdict[]): Map<number, number[]> {
+  const passes = new Map<number, number[]>();
+  for (const [index, verdict] of verdicts.entries()) {
+    const rows = passes.get(verdict.pass);
+    if (rows === undefined) passes.set(verdict.pass, [index]);
+    else rows.push(index);
+  }
+  return passes;
+}
+
 function verdictTable(result: GateResult): Record<string, unknown> {
   return {
     columns: VERDICT_COLUMNS,
-    cases: result.cases.map((item) => {
-      const passes = new Map<number, Cell[][]>();
-      for (const verdict of item.verdicts) {
-        const rows = passes.get(verdict.pass) ?? [];
-        rows.push(verdictRow(result, verdict));
-        passes.set(verdict.pass, rows);
-      }
-      return { case: item.id, passes: [...passes.entries()].map(([pass, rows]) => ({ pass, rows })) };
-    }),
+    cases: result.cases.map((item) => ({
+      case: item.id,
+      passes: [...rowsByPass(item.verdicts).entries()].map(([pass, rows]) => ({
+        pass,
+        rows: rows.map((index) => verdictRow(result, item.verdicts[index] as BoundaryVerdict)),
+      })),
+    })),
+  };
+}
+
+/**
+ * The same table, written row by row into the signed bytes as they are produced (CanonicalArray)
+ * instead of built first: the bytes are identical, and a long run's rows never exist as arrays
+ * all at once.
+ */
+function streamedVerdictTable(result: GateResult): Record<string, unknown> {
+  return {
+    columns: VERDICT_COLUMNS,
+    cases: result.cases.map((item) => ({
+      case: item.id,
+      passes: new CanonicalArray(function* () {
+        for (const [pass, rows] of rowsByPass(item.verdicts)) {
+          yield {
+            pass,
+            rows: new CanonicalArray(function* () {
+              for (const index of rows) yield verdictRow(result, item.verdicts[index] as BoundaryVerdict);
+            }),
+          };
+        }
+      }),
+    })),
   };
 }
 
 /** The predicate (gate-receipt/v1): plain JSON, non-finite numbers allowed (written as strings). */
 export function gateReceiptPredicate(result: GateResult): Record<string, unknown> {
+  return predicateWith(result, verdictTable(result));
+}
+
+/** gateReceiptPredicate with its verdict table streamed (canonical bytes identical): what is signed. */
+export function streamedGateReceiptPredicate(result: GateResult): Record<string, unknown> {
+  return predicateWith(result, streamedVerdictTable(result));
+}
+
+function predicateWith(result: GateResult, verdicts: Record<string, unknown>): Record<string, unknown> {
   return {
     seals: result.seals.lines,
     fidelity: result.seals.fidelity,
@@ -234,7 +277,7 @@ export function gateReceiptPredicate(result: GateResult): Record<string, unknown
       compared: item.compared,
       audio: audioStreams(item),
     })),
-    verdicts: verdictTable(result),
+    verdicts,
     // A shard's receipt says which share it judged; a merged one, which shard results it combines.
     ...(result.shard !== undefined ? { shard: result.shard } : {}),
     ...(result.mergedFrom !== undefined ? { mergedFrom: result.mergedFrom } : {}),
@@ -243,5 +286,5 @@ export function gateReceiptPredicate(result: GateResult): Record<string, unknown
 
 /** Signs and writes the receipt of `result` to `file` (never overwriting one). */
 export async function writeGateReceipt(result: GateResult, file: string, privateKey: KeyObject): Promise<WrittenReceipt> {
-  return writeReceipt(file, { subjects: gateReceiptSubjects(result), predicate: gateReceiptPredicate(result), privateKey });
+  return writeReceipt(file, { subjects: gateReceiptSubjects(result), predicate: streamedGateReceiptPredicate(result), privateKey });
 }

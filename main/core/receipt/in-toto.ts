@@ -4,7 +4,7 @@
 // The payload bytes are the statement's canonical JSON (canonical-json.ts).
 import { z } from 'zod';
 import { ReceiptError } from './errors.ts';
-import { canonicalJsonBytes, jsonValueSchema, type JsonValue } from './canonical-json.ts';
+import { CanonicalJsonText, canonicalJsonBytes, jsonValueSchema, type JsonValue } from './canonical-json.ts';
 
 export const IN_TOTO_STATEMENT_TYPE = 'https://in-toto.io/Statement/v1';
 export const GATE_RECEIPT_PREDICATE_TYPE = 'https://trace-inspector.dev/gate-receipt/v1';
@@ -66,6 +66,32 @@ export function describeZodIssues(error: z.ZodError): string[] {
   return error.issues.map((issue) => `${issue.path.length > 0 ? `${issue.path.map(String).join('.')}: ` : ''}${issue.message}`);
 }
 
+/** The predicate's canonical bytes and the statement around it (an empty predicate), both checked. */
+function checkedStatement(subjects: readonly Subject[], predicate: object): { predicateBytes: Buffer; around: Statement } {
+  let predicateBytes: Buffer;
+  try {
+    predicateBytes = canonicalJsonBytes(predicate);
+  } catch (cause) {
+    throw new ReceiptError('E_STATEMENT', STATEMENT_SOURCE, `predicate: ${(cause as Error).message}`, { cause });
+  }
+  // Canonical JSON of an object starts with "{" (a plain object, or one that wrote as one).
+  if (predicate === null || typeof predicate !== 'object' || Array.isArray(predicate) || predicateBytes[0] !== 0x7b) {
+    throw new ReceiptError('E_STATEMENT', STATEMENT_SOURCE, 'predicate: expected a JSON object');
+  }
+  // The predicate is JSON by construction (it was just written as canonical JSON): the schema
+  // checks the statement's own fields around an empty predicate instead of walking a real run's
+  // 2 MB of verdict rows value by value (a union per value, over 100 MB of garbage at 16,720
+  // rows). A receipt read back (receipt.ts) is still checked whole.
+  const parsed = StatementSchema.safeParse({
+    _type: IN_TOTO_STATEMENT_TYPE,
+    subject: subjects.map((subject) => ({ name: subject.name, digest: { ...subject.digest } })),
+    predicateType: GATE_RECEIPT_PREDICATE_TYPE,
+    predicate: {},
+  });
+  if (!parsed.success) throw new ReceiptError('E_STATEMENT', STATEMENT_SOURCE, describeZodIssues(parsed.error).join('; '));
+  return { predicateBytes, around: parsed.data };
+}
+
 /**
  * The statement for `subjects` and `predicate` (a plain JSON object; typed `object` so the
  * gate may pass an interface-typed value). The predicate may hold non-finite numbers
@@ -75,27 +101,19 @@ export function describeZodIssues(error: z.ZodError): string[] {
 export function buildStatement(subjects: readonly Subject[], predicate: object): Statement {
   // Round-trip through the canonical text so the returned statement is exactly what is signed
   // (NaN already turned into "NaN", undefined properties gone, -0 written 0).
-  let predicateJson: unknown;
-  try {
-    predicateJson = JSON.parse(canonicalJsonBytes(predicate).toString('utf8'));
-  } catch (cause) {
-    throw new ReceiptError('E_STATEMENT', STATEMENT_SOURCE, `predicate: ${(cause as Error).message}`, { cause });
-  }
-  if (predicateJson === null || typeof predicateJson !== 'object' || Array.isArray(predicateJson)) {
-    throw new ReceiptError('E_STATEMENT', STATEMENT_SOURCE, 'predicate: expected a JSON object');
-  }
-  // JSON.parse made the predicate, so it is JSON by construction: the schema checks the
-  // statement's own fields around an empty predicate instead of walking a real run's 2 MB of
-  // verdict rows value by value (a union per value, over 100 MB of garbage at 16,720 rows).
-  // A receipt read back (receipt.ts) is still checked whole.
-  const parsed = StatementSchema.safeParse({
-    _type: IN_TOTO_STATEMENT_TYPE,
-    subject: subjects.map((subject) => ({ name: subject.name, digest: { ...subject.digest } })),
-    predicateType: GATE_RECEIPT_PREDICATE_TYPE,
-    predicate: {},
-  });
-  if (!parsed.success) throw new ReceiptError('E_STATEMENT', STATEMENT_SOURCE, describeZodIssues(parsed.error).join('; '));
-  return { ...parsed.data, predicate: predicateJson as Predicate };
+  const { predicateBytes, around } = checkedStatement(subjects, predicate);
+  return { ...around, predicate: JSON.parse(predicateBytes.toString('utf8')) as Predicate };
+}
+
+/**
+ * The exact payload bytes a receipt signs for `subjects` and `predicate`: the same bytes as
+ * statementPayload(buildStatement(subjects, predicate)), with the same checks and errors, but the
+ * predicate is written once, straight into the payload, never parsed back into a tree (a long
+ * run's verdict table is tens of MB as objects; see CanonicalArray).
+ */
+export function signedStatementPayload(subjects: readonly Subject[], predicate: object): Buffer {
+  const { predicateBytes, around } = checkedStatement(subjects, predicate);
+  return canonicalJsonBytes({ ...around, predicate: new CanonicalJsonText(predicateBytes) });
 }
 
 /** The exact payload bytes a receipt signs for `statement`. */

@@ -13,7 +13,7 @@ import { formatFieldPath } from '../bundle/errors.ts';
 import { canonicalJson, canonicalJsonBytes } from './canonical-json.ts';
 import { DsseEnvelopeSchema, IN_TOTO_PAYLOAD_TYPE, keyIdOf, signEnvelope, verifyEnvelope, type DsseEnvelope } from './dsse.ts';
 import { ReceiptError, describeFsError, errnoCode } from './errors.ts';
-import { StatementSchema, buildStatement, describeZodIssues, statementPayload, type Statement, type Subject } from './in-toto.ts';
+import { StatementSchema, describeZodIssues, signedStatementPayload, type Statement, type Subject } from './in-toto.ts';
 import { defaultUserKeyPaths, loadPublicKey, type Env } from './keys.ts';
 import { checkSubjectFiles, type SubjectCheck } from './subject-files.ts';
 import { createOutputFolder } from '../io/output-folder.ts';
@@ -86,8 +86,7 @@ export async function writeReceipt(file: string, options: WriteReceiptOptions): 
     if (error instanceof ReceiptError) throw error;
     if (errnoCode(error) !== 'ENOENT') throw new ReceiptError('E_RECEIPT_WRITE', file, `cannot inspect: ${describeFsError(error)}`, { cause: error });
   }
-  const statement = buildStatement(options.subjects, options.predicate);
-  const payload = statementPayload(statement);
+  const payload = signedStatementPayload(options.subjects, options.predicate);
   const envelope = signEnvelope(payload, IN_TOTO_PAYLOAD_TYPE, options.privateKey);
   try {
     await createOutputFolder(dirname(file), `the folder of the receipt ${file}`);
@@ -95,7 +94,15 @@ export async function writeReceipt(file: string, options: WriteReceiptOptions): 
     throw new ReceiptError('E_RECEIPT_WRITE', file, `cannot create its folder: ${describeFsError(error)}`, { cause: error });
   }
   await writeFileAtomically(file, serializeEnvelope(envelope), overwrite);
-  return { file, keyid: keyIdOf(options.privateKey), statement, payloadSha256: sha256Bytes(payload) };
+  return {
+    file,
+    keyid: keyIdOf(options.privateKey),
+    // Parsed from the signed bytes only when asked for (a long run's statement is tens of MB as objects).
+    get statement(): Statement {
+      return JSON.parse(payload.toString('utf8')) as Statement;
+    },
+    payloadSha256: sha256Bytes(payload),
+  };
 }
 
 export interface ReadEnvelope {
