@@ -139,7 +139,7 @@ export class RunController {
     const step = await live.runNextPass();
     const { native, unreadable, kind } = await this.openNativeView(live, step);
     const stop = this.stopOf(step);
-    const earlierVerdicts = [...this.run.verdicts.values()].flat();
+    const earlierVerdicts = (): SessionVerdict[] => [...this.run.verdicts.values()].flat();
     const side: NativeSide | null = native === null ? null : { bundle: native, kind };
     let verdicts: SessionVerdict[];
     try {

@@ -190,8 +190,11 @@ export async function judgePasses(
   passes: readonly number[],
   stop: RunStop | null,
   nativeUnreadable: string | null = null,
-  /** Verdicts of the passes judged before these (the stream's earlier part). */
-  earlier: readonly SessionVerdict[] = [],
+  /**
+   * Verdicts of the passes judged before these (the stream's earlier part); a function is called
+   * only when a stream is judged (a step of a long run need not gather every row before it).
+   */
+  earlier: readonly SessionVerdict[] | (() => readonly SessionVerdict[]) = [],
   /** Each slice's verdicts, in pass order, as soon as they are judged. */
   onSlice: (slice: JudgedSlice) => void = () => undefined,
 ): Promise<JudgedPasses> {
@@ -225,7 +228,9 @@ export async function judgePasses(
     },
     ...(native?.verification === undefined ? {} : { until: native.verification.done }),
     audioRows: () =>
-      native === null || nativeUnreadable !== null || bounded.size === 0 ? null : [...earlier, ...judged].filter((verdict) => bounded.has(verdict.boundary)),
+      native === null || nativeUnreadable !== null || bounded.size === 0
+        ? null
+        : [...(typeof earlier === 'function' ? earlier() : earlier), ...judged].filter((verdict) => bounded.has(verdict.boundary)),
   });
   // Counts are recomputed from the rows by the session; applyAudioStream's are not kept.
   const scratch = emptyCounts();

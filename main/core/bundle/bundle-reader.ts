@@ -377,7 +377,9 @@ async function crossCheckHeaders(
       sha256: input.sha256,
     }),
   );
-  manifest.passes.forEach((pass, p) =>
+  manifest.passes.forEach((pass, p) => {
+    // A file already checked is passed over without a claim built for each of its entries.
+    if (skip.has(pass.file)) return;
     pass.boundaries.forEach((boundary, b) =>
       claim(pass.file, {
         lookup: locationKey(p, boundary.name),
@@ -388,8 +390,8 @@ async function crossCheckHeaders(
         byteLength: boundary.byte_length,
         sha256: boundary.sha256,
       }),
-    ),
-  );
+    );
+  });
   // A pass with no boundaries still names a file that must be a valid safetensors file.
   for (const pass of manifest.passes) if (!claimsByFile.has(pass.file) && !skip.has(pass.file)) claimsByFile.set(pass.file, []);
 
