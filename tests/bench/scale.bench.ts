@@ -23,6 +23,7 @@ import { createHash } from 'node:crypto';
 import { SafetensorsFile } from '../../main/core/bundle/safetensors-reader.ts';
 import type { BundleManifest } from '../../main/core/bundle/manifest-schema.ts';
 import { runCompare } from '../../main/core/compare/compare-run.ts';
+import { readOnceTally } from '../../main/core/bundle/leaf-feed.ts';
 import { CLI, TESTLIB_DIR } from '../helpers/paths.ts';
 import { scaleRunBytes, type ScaleRunSpec } from '../scale/scale-model.ts';
 import { writeScaleReference } from '../scale/scale-reference.ts';
@@ -256,7 +257,9 @@ export async function benchScale(): Promise<string[]> {
     start = performance.now();
     const numpyRun = spawnSync('/usr/bin/python3', ['-c', NUMPY_SCRIPT, reference.dir, nativeDir], { encoding: 'utf8', maxBuffer: 1 << 20 });
     const numpyWall = (performance.now() - start) / 1000;
+    const tally = { ...readOnceTally };
     const ours = await ourCompare(reference.dir, nativeDir);
+    const readOnce = { fed: readOnceTally.fedBytes - tally.fedBytes, again: readOnceTally.rereadBytes - tally.rereadBytes };
     const old = await ourCompare(plainReference.dir, plainNative);
     if (numpyRun.status !== 0) {
       lines.push(
@@ -267,6 +270,9 @@ export async function benchScale(): Promise<string[]> {
       const bytes = 2 * numpy.bytes;
       lines.push(
         `numpy (fromfile + abs-max + isclose, no digests): ${fmt(numpy.seconds, 2)} s in-script, ${fmt(numpyWall, 1)} s with start-up = ${fmt(bytes / 1e9 / numpy.seconds)} GB/s of both bundles`,
+      );
+      lines.push(
+        `read once (tree-sha256): ${fmt(readOnce.fed / GIB)} GiB of tensors hashed from the windows compared, ${fmt(readOnce.again / GIB)} GiB read again by the verification`,
       );
       for (const [label, run] of [
         ['tree-sha256 bundles', ours],

@@ -541,8 +541,7 @@ class BundleReader implements TraceBundle {
     const tensorBytes = location.header.end - location.header.begin;
     return {
       read: async (offset, dest) => {
-        // Fed reads are a command-line comparison's: read on its thread, which would only wait.
-        await file.readTensorInto(location.key, offset, dest, feed !== null);
+        await file.readTensorInto(location.key, offset, dest);
         // The bytes just read, hashed before the caller compares (or overwrites) them.
         if (feed === null) return;
         feed.supply(location.file, location.key, tensorBytes, offset, dest);

@@ -114,17 +114,15 @@ export class SafetensorsFile {
 
   /**
    * Bytes [begin, begin + dest.byteLength) of one tensor read into `dest` (a buffer the caller
-   * reuses: a comparison's window), no array allocated. `blocking`: read on this thread whatever
-   * the size (a command-line comparison whose thread would only wait for the read: no hand-over
-   * to the I/O threads and back per window); otherwise only small reads are.
+   * reuses: a comparison's window), no array allocated.
    */
-  async readTensorInto(key: string, begin: number, dest: Uint8Array, blocking = false): Promise<void> {
+  async readTensorInto(key: string, begin: number, dest: Uint8Array): Promise<void> {
     const tensor = this.info(key);
     const end = begin + dest.byteLength;
     if (!Number.isSafeInteger(begin) || begin < 0 || end > tensor.byteLength) {
       throw new RangeError(`bytes [${begin}, ${end}) are outside tensor "${key}" (${tensor.byteLength} bytes)`);
     }
-    await readExactlyInto(this.openHandle(), dest, this.dataStart + tensor.begin + begin, this.displayName, blocking ? Infinity : SYNC_READ_BYTES);
+    await readExactlyInto(this.openHandle(), dest, this.dataStart + tensor.begin + begin, this.displayName);
   }
 
   /**
@@ -175,12 +173,12 @@ async function readExactly(handle: FileHandle, length: number, position: number,
   return readExactlyInto(handle, new Uint8Array(length), position, name);
 }
 
-async function readExactlyInto(handle: FileHandle, out: Uint8Array, position: number, name: string, syncBytes = SYNC_READ_BYTES): Promise<Uint8Array> {
+async function readExactlyInto(handle: FileHandle, out: Uint8Array, position: number, name: string): Promise<Uint8Array> {
   const length = out.byteLength;
   let done = 0;
   while (done < length) {
     const bytesRead =
-      length <= syncBytes
+      length <= SYNC_READ_BYTES
         ? readSync(handle.fd, out, done, length - done, position + done)
         : (await handle.read(out, done, length - done, position + done)).bytesRead;
     if (bytesRead === 0) {
