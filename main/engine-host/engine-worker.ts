@@ -4,8 +4,10 @@
 // engine/host-recorder/ti_recorder.c) behind the record guard: it checks the record, leaves the
 // crash crumb and, when capturing, copies the record ONCE, straight from the engine into the next
 // entry of the capture pool (capture-pool.ts; gathered into row-major first when the engine's
-// strides are not), without entering JavaScript. The pass's counters and the announcements for
-// the caller's live progress are read from it once per pass (and whenever it wakes the writer). A
+// strides are not), without entering JavaScript. The pass's counters are read from it once per
+// pass, and its log of the records taken goes to the caller as it is (a 'recordLog' message,
+// record-log.ts: the caller builds the announcements for its live progress), at the pass's end
+// and whenever the recorder wakes the writer. A
 // record that breaks a check is handed to the JavaScript callback here (takeForwarded), which
 // runs the same checks and stops the pass with the same message. Checksums, spills, hashing,
 // sealing and the journal are the capture writer thread's (capture-writer-thread.ts); when the
