@@ -39,10 +39,12 @@ import {
   type ReplyError,
   type ReplyValue,
   type CaptureStats,
+  type RecordsMessage,
   type SessionState,
   type WorkerOp,
   type WorkerRequest,
 } from './engine-protocol.ts';
+import { decodeRecordLog } from './record-log.ts';
 import { processTransport, threadTransport, type Death, type Transport, type TransportEvents } from './engine-transports.ts';
 
 export type Isolation = 'process' | 'thread';
@@ -441,6 +443,30 @@ export class EngineHost {
     });
   }
 
+  /** Records the worker announced: the pass's progress, then every listener. */
+  private onRecords(pass: number, records: RecordsMessage['records']): void {
+    const last = records.at(-1);
+    if (last === undefined) return;
+    const current = this.current;
+    if (current && current.index === pass) {
+      current.lastBoundary = last.name;
+      current.recordCount += records.length;
+    }
+    this.lastRecord = { pass, name: last.name };
+    if (this.listeners.size === 0) return;
+    for (const record of records) {
+      const event: RecordEvent = { pass, stage: this.stageOf.get(record.name) ?? '', ...record };
+      for (const listener of this.listeners) {
+        try {
+          listener(event);
+        } catch (error) {
+          // A listener's bug must not break the channel to the engine.
+          process.emitWarning(`engine host onRecord listener threw: ${error instanceof Error ? error.message : String(error)}`);
+        }
+      }
+    }
+  }
+
   private onMessage(raw: unknown): void {
     const parsed = WorkerMessageSchema.safeParse(raw);
     if (!parsed.success) {
@@ -451,27 +477,18 @@ export class EngineHost {
     }
     const message = parsed.data;
     switch (message.type) {
-      case 'records': {
-        const last = message.records.at(-1);
-        if (last === undefined) return;
-        const current = this.current;
-        if (current && current.index === message.pass) {
-          current.lastBoundary = last.name;
-          current.recordCount += message.records.length;
+      case 'records':
+        this.onRecords(message.pass, message.records);
+        return;
+      case 'recordLog': {
+        let records: RecordsMessage['records'];
+        try {
+          records = decodeRecordLog(Buffer.from(message.log, 'base64'), this.boundaryNames);
+        } catch (error) {
+          this.protocolViolation(`malformed record log from the engine worker: ${error instanceof Error ? error.message : String(error)}`);
+          return;
         }
-        this.lastRecord = { pass: message.pass, name: last.name };
-        if (this.listeners.size === 0) return;
-        for (const record of message.records) {
-          const event: RecordEvent = { pass: message.pass, stage: this.stageOf.get(record.name) ?? '', ...record };
-          for (const listener of this.listeners) {
-            try {
-              listener(event);
-            } catch (error) {
-              // A listener's bug must not break the channel to the engine.
-              process.emitWarning(`engine host onRecord listener threw: ${error instanceof Error ? error.message : String(error)}`);
-            }
-          }
-        }
+        this.onRecords(message.pass, records);
         return;
       }
       case 'passBegin':

@@ -230,6 +230,8 @@ export const WorkerMessageSchema = z.discriminatedUnion('type', [
       }),
     ),
   }),
+  /** Records the C recorder took, as its log (record-log.ts), base64: announced like 'records'. */
+  z.object({ type: z.literal('recordLog'), pass: Extent, log: z.string() }),
   /** The worker itself failed (an exception outside any request). */
   z.object({ type: z.literal('fatal'), message: z.string() }),
 ]);

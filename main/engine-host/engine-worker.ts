@@ -4,8 +4,10 @@
 // engine/host-recorder/ti_recorder.c) behind the record guard: it checks the record, leaves the
 // crash crumb and, when capturing, copies the record ONCE, straight from the engine into the next
 // entry of the capture pool (capture-pool.ts; gathered into row-major first when the engine's
-// strides are not), without entering JavaScript. The pass's counters and the announcements for
-// the caller's live progress are read from it once per pass (and whenever it wakes the writer). A
+// strides are not), without entering JavaScript. The pass's counters are read from it once per
+// pass, and its log of the records taken goes to the caller as it is (a 'recordLog' message,
+// record-log.ts: the caller builds the announcements for its live progress), at the pass's end
+// and whenever the recorder wakes the writer. A
 // record that breaks a check is handed to the JavaScript callback here (takeForwarded), which
 // runs the same checks and stops the pass with the same message. Checksums, spills, hashing,
 // sealing and the journal are the capture writer thread's (capture-writer-thread.ts); when the
@@ -240,16 +242,11 @@ class Announcer {
     if (this.pending.length >= ANNOUNCE_BATCH || performance.now() - this.oldest >= ANNOUNCE_INTERVAL_MS) this.flush();
   }
 
-  /** Announcements of one pass taken together (the C recorder's): sent in batches of ANNOUNCE_BATCH. */
-  addAll(pass: number, announcementJson: readonly string[]): void {
-    if (pass !== this.pass) {
-      this.flush();
-      this.pass = pass;
-    }
-    for (const json of announcementJson) {
-      this.pending.push(json);
-      if (this.pending.length >= ANNOUNCE_BATCH) this.flush();
-    }
+  /** The C recorder's log of records (base64), after the announcements pending before it. */
+  sendLog(pass: number, log: string): void {
+    this.flush();
+    this.pass = pass;
+    this.sendJson(`{"type":"recordLog","pass":${pass},"log":"${log}"}`);
   }
 
   flush(): void {
@@ -831,28 +828,12 @@ class EngineWorker {
 
   /**
    * Announces the records the C recorder took since the last time (at the pass's end, and
-   * whenever it wakes the writer; after passState). A boundary's announcement is reused while its
-   * dtype and shape stay the same, compared straight from the log.
+   * whenever it wakes the writer; after passState): its log goes to the caller as it is, in one
+   * 'recordLog' message (record-log.ts), which the caller turns into announcements on its thread.
    */
   private announceTaken(pass: ActivePass, native: NativeRecorder): void {
-    const { words, numbers, bytes } = native.takenSince();
-    const announcements: string[] = [];
-    for (let at = 0; at < bytes;) {
-      const word = at >>> 2;
-      const rank = words[word + 2] as number;
-      const first = (at >>> 3) + 2; // the byte length, then the extents
-      at += 24 + 8 * rank;
-      const entry = this.boundaries[words[word] as number];
-      const dtype = dtypeFromAbi(words[word + 1] as number);
-      if (entry === undefined || dtype === undefined) continue; // the recorder took only catalogue boundaries of known dtypes
-      const byteLength = numbers[first] as number;
-      const last = entry.announced;
-      let same = last !== null && last.dtype === dtype && last.byteLength === byteLength && last.shape.length === rank;
-      for (let axis = 0; same && axis < rank; axis++) same = last?.shape[axis] === numbers[first + 1 + axis];
-      if (same && last !== null) announcements.push(last.json);
-      else announcements.push(announcementOf(entry, entry.name, dtype, Array.from(numbers.subarray(first + 1, first + 1 + rank)), byteLength));
-    }
-    this.announcer.addAll(pass.index, announcements);
+    const { words, bytes } = native.takenSince();
+    if (bytes > 0) this.announcer.sendLog(pass.index, Buffer.from(words.buffer, words.byteOffset, bytes).toString('base64'));
   }
 
   /**

@@ -1,11 +1,12 @@
 // The engine host's record callback in C (engine/host-recorder/ti_recorder.c): a capture through
 // it writes the same bundle, byte for byte, as one through the JavaScript callback
 // (TRACE_INSPECTOR_RECORDER=js), through a pool small enough to wrap, wait and grow, on the reference engine (~100 small records a pass), the bulk
-// testlib (large records) and the toy engine (a strided record the recorder gathers).
+// testlib (large records) and the toy engine (a strided record the recorder gathers), and the
+// caller hears of the same records (onRecord) either way.
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { EngineHost, type Isolation } from '../../main/engine-host/engine-host.ts';
+import { EngineHost, type Isolation, type RecordEvent } from '../../main/engine-host/engine-host.ts';
 import { freshTempDir } from '../helpers/paths.ts';
 import {
   captureHeader,
@@ -57,7 +58,7 @@ async function capture(
   isolation: Isolation,
   recorder: 'c' | 'js',
   header: ReturnType<typeof captureHeader> | null,
-): Promise<{ dir: string; recorders: string[]; header: ReturnType<typeof captureHeader> }> {
+): Promise<{ dir: string; recorders: string[]; header: ReturnType<typeof captureHeader>; events: RecordEvent[] }> {
   process.env['TRACE_INSPECTOR_RECORDER'] = recorder;
   // A small pool: records wrap the ring, wait for the writer, and outgrow it (the recorder asks the host for room).
   process.env['TRACE_INSPECTOR_CAPTURE_POOL_BYTES'] = '16384';
@@ -66,6 +67,8 @@ async function capture(
   rmSync(dir, { recursive: true });
   const host = await EngineHost.start({ library: c.library, isolation });
   const recorders: string[] = [];
+  const events: RecordEvent[] = [];
+  const unsubscribe = host.onRecord((event) => events.push(event));
   try {
     await host.open({}, c.weights);
     await setInputs(host, c.inputs);
@@ -79,8 +82,9 @@ async function capture(
       recorders.push(result.capture?.recorder ?? 'none');
     }
     await host.finishCapture({ status: 'completed', message: '', last_pass: c.decodes, last_boundary: null });
-    return { dir, recorders, header: used };
+    return { dir, recorders, header: used, events };
   } finally {
+    unsubscribe();
     await host.close();
   }
 }
@@ -100,5 +104,8 @@ describe.each<Isolation>(['process', 'thread'])('the C recorder, %s isolation', 
     expect([...cFiles.keys()].sort()).toEqual([...jsFiles.keys()].sort());
     expect(cFiles.size).toBeGreaterThan(c.decodes + 1);
     for (const [name, bytes] of cFiles) expect(bytes.equals(jsFiles.get(name) as Buffer), name).toBe(true);
+    // The caller hears of the same records, in the same order (the C recorder's log, decoded by the caller).
+    expect(viaC.events.length).toBeGreaterThan(0);
+    expect(viaC.events).toEqual(viaJs.events);
   });
 });
