@@ -3,7 +3,9 @@
 import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
 import { readManifestWithDigest } from '../../main/core/bundle/bundle-reader.ts';
+import { knownManifestAt } from '../../main/core/bundle/parsed-manifests.ts';
 import { BundleError } from '../../main/core/bundle/errors.ts';
 import { referenceBundle } from '../helpers/paths.ts';
 import { removeTempDirs, tempDir } from '../gate/gate-fixtures.ts';
@@ -30,5 +32,23 @@ describe('manifests parsed once per content', () => {
 
     writeFileSync(manifestPath, text.replace('"schema_version": 1', '"schema_version": 99'));
     await expect(readManifestWithDigest(dir)).rejects.toBeInstanceOf(BundleError);
+  });
+});
+
+describe('a known manifest recognised by its streamed sha256 (no copy of its bytes)', () => {
+  const dir = join(tempDir('known-manifest'), 'reference');
+  cpSync(referenceBundle('greedy'), dir, { recursive: true });
+  const manifestPath = join(dir, 'manifest.json');
+
+  it('gives the manifest parsed from the same bytes and their sha256; null for other bytes, a missing file or one over the limit', async () => {
+    const parsed = await readManifestWithDigest(dir);
+    const bytes = readFileSync(manifestPath);
+    const known = await knownManifestAt(manifestPath, bytes.length);
+    expect(known?.manifest).toBe(parsed.manifest);
+    expect(known?.sha256).toBe(createHash('sha256').update(bytes).digest('hex'));
+    expect(await knownManifestAt(manifestPath, bytes.length - 1)).toBeNull();
+    expect(await knownManifestAt(join(dir, 'absent.json'), bytes.length)).toBeNull();
+    writeFileSync(manifestPath, Buffer.concat([bytes, Buffer.from(' ')]));
+    expect(await knownManifestAt(manifestPath, bytes.length + 1)).toBeNull();
   });
 });

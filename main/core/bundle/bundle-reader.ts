@@ -14,7 +14,7 @@ import { chunkDigestOf, schemeOf, streamDigest, tensorDigestOf, type DigestSchem
 import { ctimeSettled, pinOf, recordManifestDigest, REHASH_ENV } from './file-pins.ts';
 import { verifyTreeFilesFed } from './fed-verification.ts';
 import { LeafFeed } from './leaf-feed.ts';
-import { parsedManifest, rememberParsedManifest } from './parsed-manifests.ts';
+import { knownManifestAt, parsedManifest, rememberParsedManifest } from './parsed-manifests.ts';
 import type { DType } from './dtype.ts';
 import { BundleError, formatFieldPath, type BundleIssue } from './errors.ts';
 import { contiguousStrides } from './layout.ts';
@@ -249,6 +249,8 @@ export async function readManifestWithDigest(
   } catch (error) {
     throw (await interruptedCaptureError(dir, manifestPath, error)) ?? error;
   }
+  const recognised = await knownManifestAt(real, MAX_MANIFEST_BYTES);
+  if (recognised !== null) return { manifest: recognised.manifest, real, sha256: recognised.sha256 };
   let bytes: Buffer;
   try {
     bytes = await readRegularFile(real, MAX_MANIFEST_BYTES);
