@@ -23,6 +23,7 @@ import { createHash } from 'node:crypto';
 import { SafetensorsFile } from '../../main/core/bundle/safetensors-reader.ts';
 import type { BundleManifest } from '../../main/core/bundle/manifest-schema.ts';
 import { runCompare } from '../../main/core/compare/compare-run.ts';
+import { plainCompareOptions } from '../helpers/compare-options.ts';
 import { readOnceTally } from '../../main/core/bundle/leaf-feed.ts';
 import { CLI, TESTLIB_DIR } from '../helpers/paths.ts';
 import { scaleRunBytes, type ScaleRunSpec } from '../scale/scale-model.ts';
@@ -152,17 +153,7 @@ print(json.dumps({'seconds': time.perf_counter() - start, 'bytes': total, 'max_a
 /** `trace-inspector compare <reference> <native>` as the CLI runs it (runCompare), timed. */
 async function ourCompare(referenceDir: string, nativeDir: string): Promise<{ seconds: number; passed: number; boundaries: number; overall: string }> {
   const start = performance.now();
-  const result = await runCompare({
-    referenceDir,
-    candidateDir: nativeDir,
-    oracleDir: null,
-    contractsFile: null,
-    defaultContract: 'bit_exact',
-    mapFile: null,
-    baseline: false,
-    strict: false,
-    ledgerFile: null,
-  });
+  const result = await runCompare(plainCompareOptions(referenceDir, nativeDir));
   return { seconds: (performance.now() - start) / 1000, passed: result.counts.PASS, boundaries: result.compared, overall: result.seals.overall };
 }
 

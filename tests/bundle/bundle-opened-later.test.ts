@@ -12,6 +12,7 @@ import { openersHere } from '../../main/session/bundle-openers.ts';
 import { writeTablePair, type BundlePair } from '../helpers/synthetic-run.ts';
 import { tempDirTracker } from '../helpers/paths.ts';
 import { failureOf, openSession } from '../session/session-fixtures.ts';
+import { rejectionOf } from '../helpers/rejection.ts';
 
 const { tempDir, removeTempDirs } = tempDirTracker('opened-later');
 const PASSES = 3;
@@ -47,14 +48,10 @@ describe('a bundle opened from its manifest, its headers checked later', () => {
     try {
       expect(bundle.passes).toHaveLength(PASSES);
       expect(bundle.boundary(0, 'layer000.op0')?.shape).toEqual([4, 8]);
-      const failure = await opened.then(
-        () => null,
-        (error: unknown) => error,
-      );
-      expect(failure).toBeInstanceOf(BundleError);
-      expect((failure as BundleError).code).toBe('E_SHAPE_MISMATCH');
-      expect((failure as BundleError).file).toBe(badFile);
-      expect((failure as BundleError).message).toContain(badField);
+      const failure = await rejectionOf(opened, BundleError);
+      expect(failure.code).toBe('E_SHAPE_MISMATCH');
+      expect(failure.file).toBe(badFile);
+      expect(failure.message).toContain(badField);
       // A read of an intact pass fails with it too: nothing is read from a bundle that failed to open.
       await expect(bundle.readBoundary(0, 'layer000.op0')).rejects.toBe(failure);
       // Pass 0's file verifies, yet waiting for it fails with the header's error, and so does `done`.

@@ -11,6 +11,7 @@ import { BundleError } from '../../main/core/bundle/errors.ts';
 import { SafetensorsFile } from '../../main/core/bundle/safetensors-reader.ts';
 import { dummyWeights, faithful, removeTempDirs, tempDir } from '../gate/gate-fixtures.ts';
 import { writeBundle } from '../helpers/bundle-builder.ts';
+import { rejectionOf } from '../helpers/rejection.ts';
 
 afterAll(removeTempDirs);
 
@@ -62,12 +63,7 @@ async function corruptByte(dir: string, tensorByte: number): Promise<void> {
 }
 
 async function expectDigestError(promise: Promise<unknown>, file: string, field: string): Promise<BundleError> {
-  const error = await promise.then(
-    () => null,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(BundleError);
-  const bundleError = error as BundleError;
+  const bundleError = await rejectionOf(promise, BundleError);
   expect(bundleError.code).toBe('E_DIGEST');
   expect(bundleError.file).toBe(file);
   expect(bundleError.field).toBe(field);

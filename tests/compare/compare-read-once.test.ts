@@ -12,10 +12,12 @@ import { BundleError } from '../../main/core/bundle/errors.ts';
 import { ctimeSettled, REHASH_ENV } from '../../main/core/bundle/file-pins.ts';
 import { readOnceTally } from '../../main/core/bundle/leaf-feed.ts';
 import { SafetensorsFile } from '../../main/core/bundle/safetensors-reader.ts';
-import { runCompare, type CompareRunOptions } from '../../main/core/compare/compare-run.ts';
+import { runCompare } from '../../main/core/compare/compare-run.ts';
+import { plainCompareOptions } from '../helpers/compare-options.ts';
 import { InputError } from '../../main/core/io/input-error.ts';
 import { tempDirTracker } from '../helpers/paths.ts';
 import { writeScaleReference, type ScaleReferenceSpec } from '../scale/scale-reference.ts';
+import { rejectionOf } from '../helpers/rejection.ts';
 
 const { tempDir, removeTempDirs } = tempDirTracker('compare-read-once');
 afterAll(removeTempDirs);
@@ -32,17 +34,7 @@ const SPEC: ScaleReferenceSpec = { caseId: 'once', prompt: [1, 17, 300, 65_535],
 // written or changed is given time to settle, as any bundle a user compares has.
 const SETTLE_MS = 150;
 
-const options = (referenceDir: string, candidateDir: string): CompareRunOptions => ({
-  referenceDir,
-  candidateDir,
-  oracleDir: null,
-  contractsFile: null,
-  defaultContract: 'bit_exact',
-  mapFile: null,
-  baseline: false,
-  strict: false,
-  ledgerFile: null,
-});
+const options = plainCompareOptions;
 
 /** A reference and a candidate holding the same values in other files (a copy), settled. */
 async function pair(label: string): Promise<{ reference: string; candidate: string }> {
@@ -79,14 +71,7 @@ async function flipByte(file: string, at: number, mask = 0x01): Promise<void> {
 const rows = (result: Awaited<ReturnType<typeof runCompare>>): string =>
   JSON.stringify(result.cases[0]?.verdicts.map(({ durationMs: _durationMs, ...row }) => row));
 
-async function failure(run: Promise<unknown>): Promise<Error> {
-  const error = await run.then(
-    () => null,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(InputError);
-  return error as Error;
-}
+const failure = (run: Promise<unknown>): Promise<Error> => rejectionOf(run, InputError);
 
 describe('compare reads every byte once', () => {
   it('the rows of the old path; every compared tensor hashed from the windows compared, none read again, also on a second run', async () => {

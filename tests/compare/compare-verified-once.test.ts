@@ -8,7 +8,8 @@ import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { REHASH_ENV } from '../../main/core/bundle/file-pins.ts';
-import { runCompare, type CompareRunOptions } from '../../main/core/compare/compare-run.ts';
+import { runCompare } from '../../main/core/compare/compare-run.ts';
+import { plainCompareOptions } from '../helpers/compare-options.ts';
 import { compareReceiptPredicate } from '../../main/core/compare/compare-receipt.ts';
 import { InputError } from '../../main/core/io/input-error.ts';
 import { oracleBundle, referenceBundle, tempDirTracker } from '../helpers/paths.ts';
@@ -22,17 +23,7 @@ afterEach(() => {
   else process.env[REHASH_ENV] = saved;
 });
 
-const options = (referenceDir: string, candidateDir: string): CompareRunOptions => ({
-  referenceDir,
-  candidateDir,
-  oracleDir: null,
-  contractsFile: null,
-  defaultContract: 'bit_exact',
-  mapFile: null,
-  baseline: false,
-  strict: false,
-  ledgerFile: null,
-});
+const options = plainCompareOptions;
 
 describe('compare, verified once', () => {
   it.each(['greedy', 'nan_inf'])(

@@ -16,11 +16,13 @@ import { SafetensorsFile } from '../../main/core/bundle/safetensors-reader.ts';
 import { compareBoundary } from '../../main/core/compare/compare-boundary.ts';
 import { compareEvidenceChanged } from '../../main/core/compare/compare-recheck.ts';
 import { runCompare } from '../../main/core/compare/compare-run.ts';
+import { plainCompareOptions } from '../helpers/compare-options.ts';
 import { evidenceChangedDuringRun } from '../../main/core/gate/evidence-recheck.ts';
 import { runGate } from '../../main/core/gate/gate-run.ts';
 import { startCapture } from '../cli/interrupt-harness.ts';
 import { TESTLIB_DIR } from '../helpers/paths.ts';
 import { gateOptions, keyFiles, removeTempDirs, tempDir, TOY_ENGINE, writeToyCase } from './gate-fixtures.ts';
+import { rejectionOf } from '../helpers/rejection.ts';
 
 afterAll(removeTempDirs);
 
@@ -51,14 +53,7 @@ async function drain(chunks: AsyncGenerator<Uint8Array, void, undefined>): Promi
   return bytes;
 }
 
-async function caught(promise: Promise<unknown>): Promise<BundleError> {
-  const error = await promise.then(
-    () => null,
-    (failure: unknown) => failure,
-  );
-  expect(error).toBeInstanceOf(BundleError);
-  return error as BundleError;
-}
+const caught = (promise: Promise<unknown>): Promise<BundleError> => rejectionOf(promise, BundleError);
 
 describe('when a pin is trusted', () => {
   const evidence = { identity: 'x', ctimeNs: '1700000000123456789', statAtMs: 1_700_000_000_123 + 1000, fsType: 0xef53 };
@@ -145,17 +140,7 @@ describe('a file changed after its bundle was opened', () => {
     const reference = writeToyCase(join(root, 'r'));
     const candidate = writeToyCase(join(root, 'c'));
     await settle();
-    const result = await runCompare({
-      referenceDir: reference.referenceDir,
-      candidateDir: candidate.referenceDir,
-      oracleDir: null,
-      contractsFile: null,
-      defaultContract: 'bit_exact',
-      mapFile: null,
-      baseline: false,
-      strict: false,
-      ledgerFile: null,
-    });
+    const result = await runCompare(plainCompareOptions(reference.referenceDir, candidate.referenceDir));
     expect(result.seals.lines[1]).toBe('OVERALL: PASSED');
     expect(await compareEvidenceChanged(result)).toBeNull();
     const bundle = await openBundle(candidate.referenceDir, { verify: 'none' });

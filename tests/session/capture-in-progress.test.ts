@@ -13,6 +13,7 @@ import { BundleError } from '../../main/core/bundle/errors.ts';
 import { captureHeader, setInputs, toyInputs } from '../engine-host/engine-host-fixtures.ts';
 import { TOY_ENGINE } from '../gate/gate-fixtures.ts';
 import { removeTempDirs, tempDir } from './session-fixtures.ts';
+import { rejectionOf } from '../helpers/rejection.ts';
 
 afterAll(() => removeTempDirs());
 
@@ -69,14 +70,7 @@ describe('openCaptureInProgress', () => {
 });
 
 /** The error `promise` rejects with, as a BundleError (fails the test when it resolves). */
-async function bundleErrorOf(promise: Promise<unknown>): Promise<BundleError> {
-  const error = await promise.then(
-    () => null,
-    (reason: unknown) => reason,
-  );
-  expect(error).toBeInstanceOf(BundleError);
-  return error as BundleError;
-}
+const bundleErrorOf = (promise: Promise<unknown>): Promise<BundleError> => rejectionOf(promise, BundleError);
 
 describe('a view of a capture in progress opened again after each pass', () => {
   it('reads on from the view before, and equals a fresh read of the journal at every pass', async () => {
