@@ -652,11 +652,21 @@ class EngineWorker {
     const pass = this.active;
     if (pass === null) return 1; // a record outside a pass: refuse it
     if (pass.failure !== null) return 1; // the host already asked to stop: nothing more is taken
-    const started = performance.now();
-    try {
+    return this.timedForPass(pass, () => {
       if (this.nativePass) return this.takeForwarded(pass, address);
       this.takeRecord(pass, address);
       return 0;
+    });
+  }
+
+  /**
+   * Runs a callback of the engine's thread (a record, or the C recorder's request) for `pass`:
+   * its time counts as the callback's, and a throw stops the pass (1) instead of escaping into C.
+   */
+  private timedForPass(pass: ActivePass, body: () => number): number {
+    const started = performance.now();
+    try {
+      return body();
     } catch (error) {
       this.stopPass(pass, error);
       return 1;
@@ -845,8 +855,7 @@ class EngineWorker {
     const capture = this.capture;
     const pass = this.active;
     if (native === null || capture?.kind !== 'pooled' || pass === null) return 1;
-    const started = performance.now();
-    try {
+    return this.timedForPass(pass, () => {
       capture.pool.adoptProducer(this.syncCounters(pass, native));
       if (op === SERVICE.ROOM) capture.pool.makeRoom(bytes);
       else {
@@ -856,12 +865,7 @@ class EngineWorker {
       }
       native.setRing(capture.pool.producerState());
       return 0;
-    } catch (error) {
-      this.stopPass(pass, error);
-      return 1;
-    } finally {
-      this.callbackMs += performance.now() - started;
-    }
+    });
   }
 
   /**
