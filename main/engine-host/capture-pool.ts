@@ -39,6 +39,13 @@ import type { RingState } from './native-recorder.ts';
 export const DEFAULT_POOL_BYTES = 64 * 1024 * 1024;
 /** Smallest ring (the tests use tiny ones to make the engine wait). */
 export const MIN_POOL_BYTES = 4096;
+/**
+ * The largest entry the ring can hold: the pool file states the ring's capacity, and each entry
+ * its payload length, in 32 bits (capture-pool-layout.ts), and the ring grows in MIN_POOL_BYTES.
+ * A larger record is refused by name; the direct spill (TRACE_INSPECTOR_SPILL=write), whose frames
+ * state 64-bit lengths, captures it.
+ */
+export const MAX_ENTRY_BYTES = Math.floor(0xffffffff / MIN_POOL_BYTES) * MIN_POOL_BYTES;
 /** How long a wait for the writer sleeps before it checks again that the writer is alive. */
 const WAIT_SLICE_MS = 1000;
 /**
@@ -282,6 +289,10 @@ export class CapturePool {
    */
   makeRoom(length: number): number {
     this.throwIfFailed();
+    if (length > MAX_ENTRY_BYTES)
+      throw new CapturePoolError(
+        `a record of ${length - ENTRY_HEADER_BYTES} bytes (frame header and data) is larger than the capture pool holds (${MAX_ENTRY_BYTES - ENTRY_HEADER_BYTES} bytes, 32-bit lengths); capture it with TRACE_INSPECTOR_SPILL=write`,
+      );
     if (length > this.capacity) this.grow(length);
     let offset = (this.head - this.base) % this.capacity;
     if (mustWrap(offset, length, this.capacity)) {

@@ -15,8 +15,9 @@ import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
 import { NativeBundleWriter } from '../../main/core/bundle/native-bundle-writer.ts';
 import { EngineHostError } from '../../main/engine-host/engine-errors.ts';
 import { EngineHost, type PassResult } from '../../main/engine-host/engine-host.ts';
+import { CapturePool, CapturePoolError, MAX_ENTRY_BYTES, MIN_POOL_BYTES } from '../../main/engine-host/capture-pool.ts';
 import { nativeMemory } from '../../main/engine-host/native-memory.ts';
-import { smallRecords } from '../bundle/bundle-fixtures.ts';
+import { nativeHeader, smallRecords } from '../bundle/bundle-fixtures.ts';
 import { freshTempDir } from '../helpers/paths.ts';
 import { bigRecord, pass1Records } from './capture-pool-crash-child.ts';
 import { captureHeader, requireBuiltHost, setInputs, testlib, toyInputs } from './engine-host-fixtures.ts';
@@ -118,6 +119,23 @@ describe.runIf(nativeMemory() !== null)('the capture pool', () => {
       expect(entry.data.equals(want[i]?.data ?? Buffer.alloc(0))).toBe(true);
     });
     expect(readdirSync(pooledDir)).not.toContain('capture.pool'); // removed once everything is applied
+  });
+
+  it('a record the pool cannot state (4 GiB and more: 32-bit lengths) is refused by its size before the ring grows, naming the way to capture it', () => {
+    const memory = nativeMemory();
+    if (memory === null) throw new Error('no shared mappings');
+    const pool = CapturePool.open(captureDir('pool-too-large'), nativeHeader(), memory, MIN_POOL_BYTES);
+    try {
+      // The limit is the largest ring size (a multiple of MIN_POOL_BYTES) a 32-bit length states...
+      expect(MAX_ENTRY_BYTES).toBeLessThanOrEqual(0xffffffff);
+      expect(MAX_ENTRY_BYTES + MIN_POOL_BYTES).toBeGreaterThan(0xffffffff);
+      // ...and one byte more is refused at once: the ring is not grown to a size its header cannot state.
+      expect(() => pool.makeRoom(MAX_ENTRY_BYTES + 1)).toThrow(CapturePoolError);
+      expect(() => pool.makeRoom(2 ** 32 + 16)).toThrow(/larger than the capture pool holds .*TRACE_INSPECTOR_SPILL=write/);
+      expect(pool.size).toBe(MIN_POOL_BYTES);
+    } finally {
+      pool.close();
+    }
   });
 
   it.each([
