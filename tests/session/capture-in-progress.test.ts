@@ -3,7 +3,7 @@
 // finished bundle will hold, and reads are digest-checked like any bundle's. Opened again after
 // every pass, it reads only what was sealed since, yet equals a fresh read, and still catches an
 // earlier pass file changed between the opens.
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EngineHost } from '../../main/engine-host/engine-host.ts';
@@ -118,12 +118,15 @@ describe('a view of a capture in progress opened again after each pass', () => {
       await host.beginCapture(dir, captureHeader(host, inputs));
       const reader = new CaptureInProgressReader(dir);
       await host.runPass('prefill');
+      // A whole second as its modification time, so that setting it back below restores it exactly.
+      const passFile = join(dir, 'pass-000.safetensors');
+      const stamp = 1_700_000_000;
+      utimesSync(passFile, stamp, stamp);
       const first = await reader.open();
       const mixAt = first.passes[0]?.boundaries.findIndex((entry) => entry.name === 'toy.mix') ?? -1;
       await host.runPass('decode');
 
       // The same size, its header saying another dtype: its header is read again and cross-checked.
-      const passFile = join(dir, 'pass-000.safetensors');
       const original = readFileSync(passFile);
       const header = original.subarray(8, 8 + Number(original.readBigUInt64LE(0)));
       const at = header.indexOf('"toy.mix"');
@@ -131,6 +134,8 @@ describe('a view of a capture in progress opened again after each pass', () => {
       const edited = Buffer.from(original);
       edited.write('"I32"', 8 + dtypeAt, 'latin1');
       writeFileSync(passFile, edited);
+      // Its modification time set back, as any process that owns the file can: the change time cannot be.
+      utimesSync(passFile, stamp, stamp);
       const changed = await bundleErrorOf(reader.open());
       expect(changed.code).toBe('E_DTYPE_MISMATCH');
       expect(changed.file).toBe(passFile);

@@ -11,7 +11,7 @@ import { JOURNAL_FILE_NAME } from './capture-journal.ts';
 import { chunksCovering } from './chunk-digests.ts';
 import { sha256Bytes, sha256File } from './digest.ts';
 import { chunkDigestOf, schemeOf, streamDigest, tensorDigestOf, type DigestScheme } from './tree-digest.ts';
-import { ctimeSettled, pinOf, recordManifestDigest, REHASH_ENV } from './file-pins.ts';
+import { ctimeSettled, identityKey, pinOf, recordManifestDigest, REHASH_ENV } from './file-pins.ts';
 import { verifyTreeFilesFed } from './fed-verification.ts';
 import { LeafFeed } from './leaf-feed.ts';
 import { knownManifestAt, parsedManifest, rememberParsedManifest } from './parsed-manifests.ts';
@@ -178,9 +178,10 @@ export async function openBundleFromManifest(
     const field = formatFieldPath(['files', f]);
     const real = await resolveInsideBundle(dir, entry.path, { file: manifestPath, field: `${field}.path` });
     realPaths.set(entry.path, real);
-    const info = await stat(real);
+    // With nanosecond times: the identity a grown view trusts is the pins' (identityKey), ctime included.
+    const info = await stat(real, { bigint: true });
     if (!info.isFile()) throw new BundleError('E_FILE_NOT_REGULAR', display(entry.path), `${field}.path`, 'is not a regular file');
-    if (info.size !== entry.bytes) {
+    if (Number(info.size) !== entry.bytes) {
       throw new BundleError(
         'E_FILE_SIZE',
         display(entry.path),
@@ -188,7 +189,7 @@ export async function openBundleFromManifest(
         `${MANIFEST_FILE_NAME} lists ${entry.bytes} bytes, the file holds ${info.size}`,
       );
     }
-    identities.set(entry.path, identityOf(info));
+    identities.set(entry.path, identityKey(info));
   }
   // Every file, its tensors and their chunk digests, hashed on worker threads in one read each.
   const deferred = verify === 'deferred' && process.env[REHASH_ENV] !== 'always';
@@ -301,15 +302,11 @@ interface CheckedParts {
   readonly manifest: BundleManifest;
   readonly realPaths: Map<string, string>;
   readonly locations: Map<string, TensorLocation>;
-  /** Each checked file's identity when it was checked (identityOf). */
+  /** Each checked file's identity when it was checked (file-pins.ts identityKey: dev, inode, size, mtime, ctime). */
   readonly identities: Map<string, string>;
 }
 
 const checkedParts = new WeakMap<TraceBundle, CheckedParts>();
-
-function identityOf(info: { dev: number; ino: number; size: number; mtimeMs: number }): string {
-  return `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}`;
-}
 
 /**
  * The files of `manifest` that `grown` checked and that need no check again: the same file entry,
@@ -337,8 +334,8 @@ async function filesUnchanged(grown: CheckedParts, manifest: BundleManifest): Pr
     candidates.map(async (entry) => {
       const real = grown.realPaths.get(entry.path);
       if (real === undefined) return;
-      const info = await stat(real).catch(() => null);
-      if (info !== null && info.isFile() && identityOf(info) === grown.identities.get(entry.path)) unchanged.add(entry.path);
+      const info = await stat(real, { bigint: true }).catch(() => null);
+      if (info !== null && info.isFile() && identityKey(info) === grown.identities.get(entry.path)) unchanged.add(entry.path);
     }),
   );
   return unchanged;
