@@ -477,7 +477,9 @@ TI_API ti_status ti_prefill(ti_session *s) {
 #if TOY_FAULT == TOY_FAULT_FORK_LINGER
     pid_t child = fork();
     if (child == 0) {
-        sleep(30);
+        /* Far longer than any test waits for the command (60 s), so a host that waits for the
+         * child is told from a slow, loaded machine; the host kills it with its process group. */
+        sleep(180);
         _exit(0);
     }
     /* Tells the test which process must not outlive the engine host. */

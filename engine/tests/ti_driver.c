@@ -2,7 +2,13 @@
  * ti_driver: drives the reference engine through the trace ABI the way the inspector does, under
  * AddressSanitizer + UBSan, and checks every record against the catalogue the engine describes.
  *
- *   ti_driver <weights.safetensors> <inputs.safetensors> <decode_passes> [key=value options...]
+ *   ti_driver <weights.safetensors> <inputs.safetensors> <decode_passes> [--options-only] [key=value options...]
+ *
+ * --options-only runs what an engine option can change: the main run checked record by record,
+ * reset and the reproduced prefill, the failed and aborted passes against a twin, the wanted
+ * subset. It skips the error paths of ti_open and of a fresh session and the injection at every
+ * injectable boundary (a lockstep replay per boundary, most of the driver's time), which no option
+ * reaches and the clean runs of every case already check.
  *
  * Prints "pass <i> <kind> <mode> records=<n>" per pass of the main run on stdout, diagnostics on
  * stderr, and exits 0 only when every check held.
@@ -954,7 +960,7 @@ static void check_injections(const declared_catalogue *cat, const char *weights,
 
 int main(int argc, char **argv) {
     if (argc < 4) {
-        fprintf(stderr, "usage: %s <weights.safetensors> <inputs.safetensors> <decode_passes> [key=value...]\n",
+        fprintf(stderr, "usage: %s <weights.safetensors> <inputs.safetensors> <decode_passes> [--options-only] [key=value...]\n",
                 argv[0]);
         return 2;
     }
@@ -964,6 +970,12 @@ int main(int argc, char **argv) {
     if (end == argv[3] || *end != '\0' || decode_passes < 0 || decode_passes > 100000) {
         fprintf(stderr, "decode_passes must be a non-negative integer\n");
         return 2;
+    }
+    bool options_only = argc > 4 && strcmp(argv[4], "--options-only") == 0;
+    if (options_only) {
+        /* Dropped here so that argv[4..] stay the key=value options open_case and the twin apply. */
+        for (int i = 4; i + 1 < argc; i++) argv[i] = argv[i + 1];
+        argc--;
     }
     if (ti_abi_version() != TI_ABI_VERSION) fail("ti_abi_version %u", ti_abi_version());
     for (int st = 0; st <= 10; st++)
@@ -977,14 +989,14 @@ int main(int argc, char **argv) {
     obs.cat = obs_b.cat = &cat;
     obs.abort_at = obs_b.abort_at = -1;
 
-    open_error_paths(weights, inputs_path);
+    if (!options_only) open_error_paths(weights, inputs_path);
 
     ti_session *s = open_case(weights, &inputs, argc, argv, &obs);
     if (s == NULL) {
         free_inputs(&inputs);
         return 1;
     }
-    {
+    if (!options_only) {
         /* The error paths run on a separate session so the main one keeps the case's inputs. */
         char err[512];
         ti_session *scratch = NULL;
@@ -1084,7 +1096,7 @@ int main(int argc, char **argv) {
     }
 
     /* Injection: the engine records its own value, the injected one flows on (every injectable). */
-    check_injections(&cat, weights, &inputs, argc, argv, modes);
+    if (!options_only) check_injections(&cat, weights, &inputs, argc, argv, modes);
 
     /* A callback that re-enters its own session is refused with TI_ERR_STATE; the pass goes on. */
     obs.reenter = s;
