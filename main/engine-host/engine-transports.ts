@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { Worker } from 'node:worker_threads';
+import { startWorker } from '../core/tool/heap-bounds.ts';
 import { EngineHostError } from './engine-errors.ts';
 import { CRUMB_BYTES, HOST_PROCESS_MESSAGE_FD, type CrumbTarget, type WorkerData, type WorkerRequest } from './engine-protocol.ts';
 import { engineScriptPath } from './engine-scripts.ts';
@@ -162,7 +162,7 @@ function parseMessageLine(line: string): unknown {
 
 export function threadTransport(events: TransportEvents): Transport {
   const workerData: WorkerData = { messageFd: null };
-  const worker = new Worker(engineScriptPath('engine-worker'), { workerData });
+  const worker = startWorker(engineScriptPath('engine-worker'), { workerData });
   let fatal: string | null = null;
   // Announcement batches arrive as their JSON text (engine-worker.ts), everything else as objects.
   worker.on('message', (raw: unknown) => events.message(typeof raw === 'string' ? parseMessageLine(raw) : raw));

@@ -33,6 +33,7 @@ import { MANIFEST_FILE_NAME } from '../../core/bundle/manifest-schema.ts';
 import { engineOptionsArg, isolationArg, jsonOutputArg, parseCommandArgs, timeoutArg } from '../command-args.ts';
 import { OutputFolderError } from '../../core/io/output-folder.ts';
 import { progressPrinter } from '../gate-progress.ts';
+import { boundGateHeapGrowth } from '../gate-heap.ts';
 import { InputError } from '../../core/io/input-error.ts';
 
 export const GATE_USAGE = `usage: trace-inspector --gate [--engine <lib>] [--bundle <reference bundle>]... [--oracle <dir>]
@@ -182,6 +183,8 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
       io,
     );
   const args = parseGateArgs(argv);
+  // This process runs the gate to its end: its heap is held close to what is live (gate-heap.ts).
+  boundGateHeapGrowth();
 
   const defaults = embeddedDefaults();
   const library = resolve(io.cwd, args.engine ?? defaults.engineLibrary);

@@ -5,7 +5,8 @@
 // it there while this thread compares. When every slot is busy this thread hashes the window
 // itself: the work moves to whichever side has a core free and nothing waits.
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorker } from '../tool/heap-bounds.ts';
 import { z } from 'zod';
 import { leavesOf } from './tree-digest.ts';
 
@@ -177,7 +178,7 @@ export class LeafHashPool {
     } catch {
       return null; // no shared memory here: this thread hashes
     }
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { memory } });
+    const worker = startWorker(WORKER_SOURCE, { eval: true, workerData: { memory } });
     worker.unref();
     const entry: LeafWorker = { worker, memory: new Uint8Array(memory), queue: [], sent: [], unsent: 0, unsentBytes: 0, flushQueued: false, queuedBytes: 0 };
     worker.on('message', (message: unknown) => {

@@ -5,7 +5,8 @@
 // than of one thread. The worker is a small self-contained script (evaluated, not a file), so it
 // runs the same from the TypeScript sources, the esbuild bundle and the Electron app.
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorker } from '../tool/heap-bounds.ts';
 import { z } from 'zod';
 import type { PinEvidence } from './file-pins.ts';
 
@@ -168,7 +169,7 @@ const idle: Worker[] = [];
 const idleTimers = new Map<Worker, NodeJS.Timeout>();
 
 function takeWorker(): Worker {
-  const worker = idle.pop() ?? new Worker(WORKER_SOURCE, { eval: true });
+  const worker = idle.pop() ?? startWorker(WORKER_SOURCE, { eval: true });
   clearTimeout(idleTimers.get(worker));
   idleTimers.delete(worker);
   worker.ref();
