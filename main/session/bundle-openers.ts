@@ -27,9 +27,10 @@ export interface BundleOpeners {
   capture(dir: string): Promise<TraceBundle>;
   /**
    * A finished bundle, its files not hashed (verify 'none'), usable once its manifest is read and
-   * validated while its paths, sizes and headers are still checked (bundle-opened-later.ts).
+   * validated while its paths, sizes and headers are still checked (bundle-opened-later.ts): each
+   * file's header before its first read, every file's once `checksAfter` settles.
    */
-  bundleLater(dir: string): Promise<BundleOpenedLater>;
+  bundleLater(dir: string, checksAfter?: Promise<unknown>): Promise<BundleOpenedLater>;
 }
 
 /** The views of the capture in progress opened last: each open reads what was sealed since the one before. */
@@ -45,10 +46,16 @@ function captureViews(): (dir: string) => Promise<TraceBundle> {
 export const openersHere: BundleOpeners = {
   bundle: openBundle,
   capture: captureViews(),
-  bundleLater: async (dir) => {
+  bundleLater: async (dir, checksAfter) => {
     const manifestPath = join(dir, MANIFEST_FILE_NAME);
     const manifest = await readManifest(dir, manifestPath);
-    return bundleOpenedLater(dir, manifest, manifestPath, openBundleFromManifest(dir, manifest, manifestPath, { verify: 'none' }));
+    return bundleOpenedLater(
+      dir,
+      manifest,
+      manifestPath,
+      openBundleFromManifest(dir, manifest, manifestPath, { verify: 'none', headers: 'lazy' }),
+      checksAfter,
+    );
   },
 };
 
@@ -57,10 +64,16 @@ export function openersOffThread(pool: JudgePool): BundleOpeners {
   return {
     bundle: async (dir, options = {}) => openBundleFromManifest(dir, await pool.manifest({ kind: 'bundle', dir }), join(dir, MANIFEST_FILE_NAME), options),
     capture: captureViews(),
-    bundleLater: async (dir) => {
+    bundleLater: async (dir, checksAfter) => {
       const manifestPath = join(dir, MANIFEST_FILE_NAME);
       const manifest = await pool.manifest({ kind: 'bundle', dir });
-      return bundleOpenedLater(dir, manifest, manifestPath, openBundleFromManifest(dir, manifest, manifestPath, { verify: 'none' }));
+      return bundleOpenedLater(
+        dir,
+        manifest,
+        manifestPath,
+        openBundleFromManifest(dir, manifest, manifestPath, { verify: 'none', headers: 'lazy' }),
+        checksAfter,
+      );
     },
   };
 }

@@ -60,6 +60,12 @@ export interface JudgeRequest {
    * again there. A rejection fails the job with that error (E_DIGEST naming the file and field).
    */
   ready?: (slice: PassSlice) => Promise<readonly SharedPin[]>;
+  /**
+   * A judged slice is handed over (onSlice) only once this resolves — its files verified — even
+   * when `ready` let a worker judge it before they were (its tensors then hashed as read there):
+   * no verdict reaches the session before its evidence is verified. A rejection fails the job.
+   */
+  verified?: (slice: PassSlice) => Promise<void>;
   /** Fails the job at once, with its error, when it rejects (the run's verification failed). */
   until?: Promise<unknown>;
 }
@@ -93,8 +99,10 @@ export class JudgePool {
     const workers: Worker[] = [];
     return new Promise<AudioStreamJudgement[]>((resolve, reject) => {
       let settled = false;
+      let audioAsked = false;
       let nextSlice = 0;
       let nextDelivery = 0;
+      /** Judged slices whose files are verified, waiting for the slices before them. */
       const done = new Map<number, JudgedSlice>();
 
       const finish = (outcome: { ok: true; judgements: AudioStreamJudgement[] } | { ok: false; message: string } | { ok: false; error: unknown }): void => {
@@ -127,8 +135,10 @@ export class JudgePool {
         );
       };
 
-      /** Every slice is handed over (so every worker is idle): the audio streams, on `worker`. */
+      /** Every slice is handed over (so every slice is judged): the audio streams, on `worker`, once. */
       const judgeAudio = (worker: Worker): void => {
+        if (settled || audioAsked || nextDelivery < slices.length) return;
+        audioAsked = true;
         let rows: SessionVerdict[] | null;
         try {
           rows = request.audioRows();
@@ -167,13 +177,26 @@ export class JudgePool {
           finish({ ok: true, judgements: message.judgements });
           return;
         }
-        done.set(message.slice, {
+        const judged: JudgedSlice = {
           ...(slices[message.slice] as PassSlice),
           verdicts: message.verdicts,
           contracts: message.contracts,
           threadId: message.threadId,
-        });
-        deliver();
+        };
+        const verified = request.verified?.(judged) ?? null;
+        if (verified === null) {
+          done.set(message.slice, judged);
+          deliver();
+        } else {
+          verified.then(
+            () => {
+              done.set(message.slice, judged);
+              deliver();
+              judgeAudio(worker);
+            },
+            (error: unknown) => finish({ ok: false, error }),
+          );
+        }
         if (settled) return;
         if (nextDelivery === slices.length) judgeAudio(worker);
         else feed(worker);

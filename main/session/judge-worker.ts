@@ -107,7 +107,7 @@ function opened(ref: Place): Promise<TraceBundle> {
     const reader = captures.get(ref.dir) ?? new CaptureInProgressReader(ref.dir);
     captures.set(ref.dir, reader);
     bundle = reader.open();
-  } else bundle = openBundle(ref.dir, { verify: 'none' });
+  } else bundle = openBundle(ref.dir, { verify: 'none', headers: 'lazy' });
   keep(ref, bundle, stamp);
   return bundle;
 }
@@ -163,7 +163,8 @@ async function manifestOf(place: Place): Promise<{ manifest: BundleManifest; kee
   const manifest = await readManifest(place.dir);
   // ...then kept open for the judging, from the same manifest.
   const keepOpen = (): void => {
-    if (kept(place) === undefined) keep(place, openBundleFromManifest(place.dir, manifest, join(place.dir, MANIFEST_FILE_NAME), { verify: 'none' }), stamp);
+    if (kept(place) === undefined)
+      keep(place, openBundleFromManifest(place.dir, manifest, join(place.dir, MANIFEST_FILE_NAME), { verify: 'none', headers: 'lazy' }), stamp);
   };
   return { manifest, keepOpen };
 }

@@ -244,9 +244,17 @@ export class RunController {
     // failure there fails the open as a digest failure does. (The other judging workers open the
     // run only now: asked before, the worker that reads the manifest opened the whole bundle,
     // every pass file's header read, before it sent the first part.)
+    // The session's own check of every header starts once the first rows are handed over (or the
+    // judging ended): each judging worker checks the header of every file it reads before reading
+    // it, and 50 headers parsed here at the start competed with the first pass for the thread and
+    // the cores. The run stands as opened only once they are all checked, as before.
+    let startHeaderChecks: () => void = () => undefined;
+    const headersMayStart = new Promise<void>((resolve) => {
+      startHeaderChecks = resolve;
+    });
     let opened: Promise<void> = Promise.resolve();
     const raw = await openCandidateRun(dir, reference, async (candidate) => {
-      const later = await this.hooks.open.bundleLater(candidate);
+      const later = await this.hooks.open.bundleLater(candidate, headersMayStart);
       opened = later.opened;
       return later.bundle;
     });
@@ -305,6 +313,7 @@ export class RunController {
         null,
         [],
         (slice) => {
+          startHeaderChecks();
           if (this.run !== run) return;
           // A part of a long pass adds to its rows; the pass is done with its last part.
           for (const verdict of slice.verdicts) {
@@ -321,7 +330,8 @@ export class RunController {
           this.hooks.changed();
         },
       );
-      // Files no pass reads are verified too before the run stands as opened.
+      // Files no pass reads are verified too before the run stands as opened (and every header checked).
+      startHeaderChecks();
       await verification.done;
     } catch (error) {
       verification.stop();

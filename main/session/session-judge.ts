@@ -113,6 +113,21 @@ const SLICE_ROWS = 500;
  */
 const SLICE_BYTES = 32 * 1024 * 1024;
 
+/**
+ * A slice whose files are not verified yet is judged before they are when its reference tensors
+ * are at most this many bytes (its verdicts still wait for the verification): hashing them as they
+ * are read on the worker costs little beside the first rows it brings forward. A larger slice waits
+ * and reads by the pins its verification leaves (each byte hashed once).
+ */
+const SPECULATIVE_SLICE_BYTES = 4 * 1024 * 1024;
+
+/** Bytes of the reference tensors a slice reads (a part of a pass counts its whole pass). */
+function sliceBytes(reference: TraceBundle, slice: PassSlice): number {
+  let bytes = 0;
+  for (const pass of slice.passes) for (const boundary of passEntry(reference, pass)?.boundaries ?? []) bytes += boundary.byte_length;
+  return bytes;
+}
+
 function passEntry(bundle: TraceBundle | null, index: number): PassEntry | undefined {
   const at = bundle?.passes[index];
   return at?.index === index ? at : bundle?.passes.find((pass) => pass.index === index);
@@ -223,9 +238,19 @@ export async function judgePasses(
       onSlice(slice);
     },
     ready: async (slice) => {
-      await native?.verification?.whenVerified(slice.passes);
+      const verification = native?.verification;
+      // A small slice whose run files are not verified yet is judged at once, the run's tensors
+      // hashed as they are read on the worker (the reference's and oracle's, verified when they
+      // were opened, read by their pins), while its files are verified here: the first rows of a
+      // run cost the longer of the two, not their sum. It is handed over only once they are (verified).
+      if (verification !== undefined && !verification.isVerified(slice.passes) && sliceBytes(context.reference, slice) <= SPECULATIVE_SLICE_BYTES)
+        return slicePins([context.reference, context.oracle], slice.passes);
+      await verification?.whenVerified(slice.passes);
       return slicePins([context.reference, context.oracle, native?.bundle ?? null], slice.passes);
     },
+    ...(native?.verification === undefined
+      ? {}
+      : { verified: (slice: PassSlice) => native.verification?.whenFilesVerified(slice.passes) ?? Promise.resolve() }),
     ...(native?.verification === undefined ? {} : { until: native.verification.done }),
     audioRows: () =>
       native === null || nativeUnreadable !== null || bounded.size === 0
@@ -289,6 +314,19 @@ function mergedOrder(reference: TraceBundle): string[] {
  * engine's own catalogue is unknown.
  */
 export function catalogueFromReference(reference: TraceBundle): EngineDescription {
+  // Made once per reference (a walk of every boundary of every pass): each run opened against it
+  // asks again, on the thread that serves the app, while the run's first rows are awaited.
+  let catalogue = cataloguesByReference.get(reference);
+  if (catalogue === undefined) {
+    catalogue = buildCatalogue(reference);
+    cataloguesByReference.set(reference, catalogue);
+  }
+  return catalogue;
+}
+
+const cataloguesByReference = new WeakMap<TraceBundle, EngineDescription>();
+
+function buildCatalogue(reference: TraceBundle): EngineDescription {
   const entries = new Map<string, EngineDescription['boundaries'][number]>();
   for (const pass of reference.passes) {
     for (const entry of pass.boundaries) {

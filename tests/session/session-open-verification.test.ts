@@ -58,13 +58,18 @@ describe('opening a run verifies it pass by pass, fail-closed', () => {
         firstDelivered = resolve;
       });
       // The bad pass's slice waits until the first pass's rows are handed over: rows exist
-      // before the failure, whatever the threads' timing.
+      // before the failure, whatever the threads' timing. (A small slice is judged before its
+      // files are verified and handed over once they are: both waits are held.)
       const held: PassOrderVerification = {
         ...verification,
         done: delivered.then(() => verification.done),
         whenVerified: async (passes) => {
           if (passes.includes(BAD_PASS)) await delivered;
           return verification.whenVerified(passes);
+        },
+        whenFilesVerified: async (passes) => {
+          if (passes.includes(BAD_PASS)) await delivered;
+          return verification.whenFilesVerified(passes);
         },
       };
       const slices: JudgedSlice[] = [];

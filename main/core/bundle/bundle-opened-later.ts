@@ -1,7 +1,7 @@
 // A bundle usable for what its validated manifest says (its passes, boundaries and inputs) while
 // the rest of its opening — its files' confined paths, sizes and safetensors headers
-// (openBundleFromManifest) — is still going on. Every read waits for the opening and fails with
-// its error (naming the file and the field), and `opened` rejects with it: the app opening a
+// (openBundleFromManifest) — is still going on. Every read waits for its own file's checks, and
+// fails with the opening's error (naming the file and the field) once it failed; `opened` rejects with it: the app opening a
 // 50-pass run starts verifying and judging its first pass as soon as the manifest is in, instead
 // of after every pass file's header has been read on the thread that serves it, and fails the
 // open (withdrawing what it showed) when `opened` rejects, as it does for a digest that fails.
@@ -21,16 +21,31 @@ class OpeningBundle implements TraceBundle {
   readonly passes: readonly PassEntry[];
   private readonly boundaryIndex: BoundaryIndex;
 
+  /** The opening's error, once it failed: every read from then on fails with it. */
+  private failure: { error: unknown } | null = null;
+
   constructor(
     readonly manifest: BundleManifest,
     dir: string,
     readonly manifestPath: string,
-    private readonly inner: Promise<TraceBundle>,
+    private readonly opening: Promise<TraceBundle>,
+    opened: Promise<void>,
   ) {
     // As the opened bundle gives them (BundleReader).
     this.dir = resolve(dir);
     this.passes = manifest.passes;
     this.boundaryIndex = new BoundaryIndex(manifest);
+    opened.catch((error: unknown) => {
+      this.failure = { error };
+    });
+  }
+
+  /** The bundle to read from: nothing is read from a bundle whose opening failed, even a file that passed its own checks. */
+  private get inner(): Promise<TraceBundle> {
+    return this.opening.then((bundle) => {
+      if (this.failure !== null) throw this.failure.error;
+      return bundle;
+    });
   }
 
   boundary(passIndex: number, name: string): BoundaryEntry | undefined {
@@ -58,15 +73,31 @@ class OpeningBundle implements TraceBundle {
   }
 
   async close(): Promise<void> {
-    const opened = await this.inner.catch(() => null);
+    const opened = await this.opening.catch(() => null);
     await opened?.close();
   }
 }
 
-/** `manifest` (validated) as a bundle now, opened by `open` (started by the caller) for its reads. */
-export function bundleOpenedLater(dir: string, manifest: BundleManifest, manifestPath: string, open: Promise<TraceBundle>): BundleOpenedLater {
-  const opened = open.then(() => undefined);
+/**
+ * `manifest` (validated) as a bundle now, opened by `open` (started by the caller) for its reads.
+ * A bundle opened with headers 'lazy' has every file's header checked for `opened` (one file at a
+ * time, in pass order) once `checksAfter` settles, and each read waits only for its own file's
+ * check: the app starts them once a run's first rows are in, so that they do not compete with
+ * the verifying and judging of its first pass for the thread and the cores.
+ */
+export function bundleOpenedLater(
+  dir: string,
+  manifest: BundleManifest,
+  manifestPath: string,
+  open: Promise<TraceBundle>,
+  checksAfter: Promise<unknown> = Promise.resolve(),
+): BundleOpenedLater {
+  const settled = checksAfter.then(
+    () => undefined,
+    () => undefined,
+  );
+  const opened = Promise.all([open, settled]).then(([bundle]) => bundle.checkHeaders?.());
   // The caller takes the failure from `opened` (or a read): never an unhandled rejection here.
   opened.catch(() => undefined);
-  return { bundle: new OpeningBundle(manifest, dir, manifestPath, open), opened };
+  return { bundle: new OpeningBundle(manifest, dir, manifestPath, open, opened), opened };
 }

@@ -52,6 +52,16 @@ export interface OpenBundleOptions {
    */
   readonly checkPadding?: boolean;
   /**
+   * 'now' (default): every file's safetensors header is read and checked against the manifest
+   * before the bundle is returned. 'lazy': only the files' paths and sizes are checked now; each
+   * file's header is checked (with the same checks and errors) before the first tensor of that
+   * file is read, and every file's by `checkHeaders()`. A run of many pass files is then usable
+   * for its first pass once that pass's header is checked, not after every pass file's: the app's
+   * judging workers and its serving thread open a run this way. Ignored with `grownFrom` or
+   * `checkPadding`.
+   */
+  readonly headers?: 'now' | 'lazy';
+  /**
    * A bundle opened before (with verify 'none') from a manifest this one extends — the view of a
    * capture in progress, opened again after each pass is sealed: a file it checked whose entry
    * (path, bytes, sha256) and whose pass entries are the same objects, and whose identity (device,
@@ -109,6 +119,13 @@ export interface TraceBundle {
    * meanwhile (E_DIGEST naming the tensor); every opened reader is finished or aborted.
    */
   boundaryWindows?(passIndex: number, name: string): Promise<BoundaryWindows | null>;
+  /**
+   * Opened with headers 'lazy': checks the header of every file not checked yet (the input files
+   * first, then the passes' files in order, one file at a time) and rejects with the first
+   * problem (a BundleError naming the file and the field), as the open would have. Other bundles
+   * resolve at once (their headers were checked when they were opened).
+   */
+  checkHeaders?(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -205,6 +222,10 @@ export async function openBundleFromManifest(
     verification.catch(() => undefined); // settled by settleVerification (or dropped with the bundle)
   }
 
+  if (options.headers === 'lazy' && grown === undefined && options.checkPadding !== true) {
+    const headers = new LazyHeaderChecks(manifest, realPaths, display);
+    return new BundleReader(manifest, resolve(dir), manifestPath, realPaths, headers.locations, display, verification, feed, headers);
+  }
   let checked: Map<string, TensorLocation>;
   try {
     checked = await crossCheckHeaders(manifest, realPaths, display, unchanged);
@@ -341,6 +362,95 @@ async function filesUnchanged(grown: CheckedParts, manifest: BundleManifest): Pr
   return unchanged;
 }
 
+interface HeaderClaim {
+  readonly lookup: string;
+  readonly at: readonly PropertyKey[];
+  readonly key: string;
+  readonly dtype: DType;
+  readonly shape: readonly number[];
+  readonly byteLength: number | null;
+  readonly sha256: string;
+}
+
+const inputClaim = (input: InputEntry, i: number): HeaderClaim => ({
+  lookup: locationKey('input', input.name),
+  at: ['inputs', i],
+  key: input.key,
+  dtype: input.dtype,
+  shape: input.shape,
+  byteLength: null,
+  sha256: input.sha256,
+});
+
+const passClaims = (pass: PassEntry, p: number): HeaderClaim[] =>
+  pass.boundaries.map((boundary, b) => ({
+    lookup: locationKey(p, boundary.name),
+    at: ['passes', p, 'boundaries', b],
+    key: boundary.key,
+    dtype: boundary.dtype,
+    shape: boundary.shape,
+    byteLength: boundary.byte_length,
+    sha256: boundary.sha256,
+  }));
+
+/**
+ * Opens one tensor file's header and checks every manifest entry that points into it (and that
+ * it holds no tensor the manifest does not list), adding each entry's location to `locations`.
+ */
+async function checkFileHeader(
+  file: string,
+  claims: readonly HeaderClaim[],
+  realPaths: ReadonlyMap<string, string>,
+  display: (relPath: string) => string,
+  locations: Map<string, TensorLocation>,
+): Promise<void> {
+  const real = realPaths.get(file) as string; // parseManifest guarantees every used file is listed
+  const tensors = await SafetensorsFile.open(real, { displayName: display(file) });
+  await tensors.close();
+  const issues: BundleIssue[] = [];
+  const claimedKeys = new Set<string>();
+  const found: [string, TensorLocation][] = [];
+  for (const entry of claims) {
+    claimedKeys.add(entry.key);
+    const field = (name: string): string => formatFieldPath([...entry.at, name]);
+    const header = tensors.tensor(entry.key);
+    if (header === undefined) {
+      issues.push({ code: 'E_TENSOR_MISSING', field: field('key'), message: `the file has no tensor "${entry.key}"` });
+      continue;
+    }
+    if (header.dtype !== entry.dtype) {
+      issues.push({ code: 'E_DTYPE_MISMATCH', field: field('dtype'), message: `manifest says ${entry.dtype}, header["${entry.key}"] says ${header.dtype}` });
+    }
+    if (header.shape.length !== entry.shape.length || header.shape.some((extent, axis) => extent !== entry.shape[axis])) {
+      issues.push({
+        code: 'E_SHAPE_MISMATCH',
+        field: field('shape'),
+        message: `manifest says [${entry.shape.join(', ')}], header["${entry.key}"] says [${header.shape.join(', ')}]`,
+      });
+    }
+    if (entry.byteLength !== null && entry.byteLength !== header.byteLength) {
+      issues.push({
+        code: 'E_BYTE_LENGTH',
+        field: field('byte_length'),
+        message: `manifest says ${entry.byteLength}, header["${entry.key}"] spans ${header.byteLength} bytes`,
+      });
+    }
+    found.push([entry.lookup, { file, key: entry.key, sha256: entry.sha256, digestField: field('sha256'), header }]);
+  }
+  for (const key of tensors.keys()) {
+    if (!claimedKeys.has(key)) {
+      issues.push({
+        code: 'E_TENSOR_UNLISTED',
+        field: formatFieldPath(['header', key]),
+        message: `the file holds a tensor that ${MANIFEST_FILE_NAME} does not list`,
+      });
+    }
+  }
+  if (issues.length > 0) throw BundleError.fromIssues(display(file), issues);
+  // Only a file whose every entry agrees is readable.
+  for (const [lookup, location] of found) locations.set(lookup, location);
+}
+
 /** Opens each tensor file's header once and checks every manifest entry that points into it. */
 async function crossCheckHeaders(
   manifest: BundleManifest,
@@ -349,97 +459,73 @@ async function crossCheckHeaders(
   /** Files already checked, whose claims are not checked again (a bundle this one extends). */
   skip: ReadonlySet<string> = new Set(),
 ): Promise<Map<string, TensorLocation>> {
-  interface Claim {
-    readonly lookup: string;
-    readonly at: readonly PropertyKey[];
-    readonly key: string;
-    readonly dtype: DType;
-    readonly shape: readonly number[];
-    readonly byteLength: number | null;
-    readonly sha256: string;
-  }
-  const claimsByFile = new Map<string, Claim[]>();
-  const claim = (file: string, entry: Claim): void => {
+  const claimsByFile = new Map<string, HeaderClaim[]>();
+  const claim = (file: string, entries: readonly HeaderClaim[]): void => {
     if (skip.has(file)) return;
     const list = claimsByFile.get(file) ?? [];
-    list.push(entry);
+    for (const entry of entries) list.push(entry);
     claimsByFile.set(file, list);
   };
-  manifest.inputs.forEach((input, i) =>
-    claim(input.file, {
-      lookup: locationKey('input', input.name),
-      at: ['inputs', i],
-      key: input.key,
-      dtype: input.dtype,
-      shape: input.shape,
-      byteLength: null,
-      sha256: input.sha256,
-    }),
-  );
-  manifest.passes.forEach((pass, p) => {
-    // A file already checked is passed over without a claim built for each of its entries.
-    if (skip.has(pass.file)) return;
-    pass.boundaries.forEach((boundary, b) =>
-      claim(pass.file, {
-        lookup: locationKey(p, boundary.name),
-        at: ['passes', p, 'boundaries', b],
-        key: boundary.key,
-        dtype: boundary.dtype,
-        shape: boundary.shape,
-        byteLength: boundary.byte_length,
-        sha256: boundary.sha256,
-      }),
-    );
-  });
-  // A pass with no boundaries still names a file that must be a valid safetensors file.
-  for (const pass of manifest.passes) if (!claimsByFile.has(pass.file) && !skip.has(pass.file)) claimsByFile.set(pass.file, []);
+  manifest.inputs.forEach((input, i) => claim(input.file, [inputClaim(input, i)]));
+  // A file already checked is passed over without a claim built for each of its entries; a pass
+  // with no boundaries still names a file that must be a valid safetensors file.
+  manifest.passes.forEach((pass, p) => claim(pass.file, skip.has(pass.file) ? [] : passClaims(pass, p)));
 
   const locations = new Map<string, TensorLocation>();
-  for (const [file, claims] of claimsByFile) {
-    const real = realPaths.get(file) as string; // parseManifest guarantees every used file is listed
-    const tensors = await SafetensorsFile.open(real, { displayName: display(file) });
-    await tensors.close();
-    const issues: BundleIssue[] = [];
-    const claimedKeys = new Set<string>();
-    for (const entry of claims) {
-      claimedKeys.add(entry.key);
-      const field = (name: string): string => formatFieldPath([...entry.at, name]);
-      const header = tensors.tensor(entry.key);
-      if (header === undefined) {
-        issues.push({ code: 'E_TENSOR_MISSING', field: field('key'), message: `the file has no tensor "${entry.key}"` });
-        continue;
-      }
-      if (header.dtype !== entry.dtype) {
-        issues.push({ code: 'E_DTYPE_MISMATCH', field: field('dtype'), message: `manifest says ${entry.dtype}, header["${entry.key}"] says ${header.dtype}` });
-      }
-      if (header.shape.length !== entry.shape.length || header.shape.some((extent, axis) => extent !== entry.shape[axis])) {
-        issues.push({
-          code: 'E_SHAPE_MISMATCH',
-          field: field('shape'),
-          message: `manifest says [${entry.shape.join(', ')}], header["${entry.key}"] says [${header.shape.join(', ')}]`,
-        });
-      }
-      if (entry.byteLength !== null && entry.byteLength !== header.byteLength) {
-        issues.push({
-          code: 'E_BYTE_LENGTH',
-          field: field('byte_length'),
-          message: `manifest says ${entry.byteLength}, header["${entry.key}"] spans ${header.byteLength} bytes`,
-        });
-      }
-      locations.set(entry.lookup, { file, key: entry.key, sha256: entry.sha256, digestField: field('sha256'), header });
-    }
-    for (const key of tensors.keys()) {
-      if (!claimedKeys.has(key)) {
-        issues.push({
-          code: 'E_TENSOR_UNLISTED',
-          field: formatFieldPath(['header', key]),
-          message: `the file holds a tensor that ${MANIFEST_FILE_NAME} does not list`,
-        });
-      }
-    }
-    if (issues.length > 0) throw BundleError.fromIssues(display(file), issues);
-  }
+  for (const [file, claims] of claimsByFile) await checkFileHeader(file, claims, realPaths, display, locations);
   return locations;
+}
+
+/**
+ * The header checks of a bundle opened with headers 'lazy': each file's once, when a tensor of it
+ * is first read or when every file is asked for (checkAll), with crossCheckHeaders' own checks.
+ * A file's entries get their locations only once its whole header agreed with the manifest.
+ */
+class LazyHeaderChecks {
+  readonly locations = new Map<string, TensorLocation>();
+  private readonly checks = new Map<string, Promise<void>>();
+  /** Every file with header claims: the input files first, then the passes' files in order. */
+  private readonly files = new Set<string>();
+  private readonly inputsByFile = new Map<string, number[]>();
+  private readonly passesByFile = new Map<string, number[]>();
+
+  constructor(
+    private readonly manifest: BundleManifest,
+    private readonly realPaths: ReadonlyMap<string, string>,
+    private readonly display: (relPath: string) => string,
+  ) {
+    const add = (byFile: Map<string, number[]>, file: string, at: number): void => {
+      const list = byFile.get(file);
+      if (list === undefined) byFile.set(file, [at]);
+      else list.push(at);
+      this.files.add(file);
+    };
+    manifest.inputs.forEach((input, i) => add(this.inputsByFile, input.file, i));
+    manifest.passes.forEach((pass, p) => add(this.passesByFile, pass.file, p));
+  }
+
+  /** Checks `file`'s header (once); rejects with its BundleError. */
+  check(file: string): Promise<void> {
+    let check = this.checks.get(file);
+    if (check === undefined) {
+      const claims: HeaderClaim[] = [];
+      for (const i of this.inputsByFile.get(file) ?? []) claims.push(inputClaim(this.manifest.inputs[i] as InputEntry, i));
+      for (const p of this.passesByFile.get(file) ?? []) for (const claim of passClaims(this.manifest.passes[p] as PassEntry, p)) claims.push(claim);
+      check = checkFileHeader(file, claims, this.realPaths, this.display, this.locations);
+      this.checks.set(file, check);
+    }
+    return check;
+  }
+
+  /** The file a tensor lives in, per the manifest (undefined: no such tensor). */
+  fileOf(passIndex: number | 'input', name: string): string | undefined {
+    return passIndex === 'input' ? this.manifest.inputs.find((input) => input.name === name)?.file : this.manifest.passes[passIndex]?.file;
+  }
+
+  /** Every file's header, one file at a time in order; rejects with the first problem. */
+  async checkAll(): Promise<void> {
+    for (const file of this.files) await this.check(file);
+  }
 }
 
 class BundleReader implements TraceBundle {
@@ -464,6 +550,8 @@ class BundleReader implements TraceBundle {
     private readonly verification: Promise<boolean | void> | null = null,
     /** While the verification runs: takes the leaves of what the comparison reads (verify 'deferred', tree-sha256). */
     private readonly feed: LeafFeed | null = null,
+    /** Opened with headers 'lazy': a file's header is checked before its first read. */
+    private readonly lazyHeaders: LazyHeaderChecks | null = null,
   ) {
     this.passes = manifest.passes;
     this.boundaryIndex = new BoundaryIndex(manifest);
@@ -481,13 +569,13 @@ class BundleReader implements TraceBundle {
 
   async readBoundary(passIndex: number, name: string): Promise<TensorData> {
     const entry = this.requireBoundary(passIndex, name);
-    const data = await this.readVerified(this.locate(passIndex, name));
+    const data = await this.readVerified(await this.locate(passIndex, name));
     return { dtype: entry.dtype, shape: entry.shape, strides: entry.strides, data };
   }
 
   async *readBoundaryChunks(passIndex: number, name: string, chunkBytes = DEFAULT_CHUNK_BYTES): AsyncGenerator<Uint8Array, void, undefined> {
     this.requireBoundary(passIndex, name);
-    const location = this.locate(passIndex, name);
+    const location = await this.locate(passIndex, name);
     const file = await this.acquire(location);
     try {
       const pinned = (await this.pinnedIdentity(location, file)) ?? (await this.provisionalIdentity(location, file));
@@ -510,7 +598,7 @@ class BundleReader implements TraceBundle {
 
   async boundaryWindows(passIndex: number, name: string): Promise<BoundaryWindows | null> {
     this.requireBoundary(passIndex, name);
-    const location = this.locate(passIndex, name);
+    const location = await this.locate(passIndex, name);
     const file = await this.acquire(location);
     let pinned: string | null;
     let feed: LeafFeed | null = null;
@@ -562,7 +650,7 @@ class BundleReader implements TraceBundle {
     if (!Number.isSafeInteger(begin) || !Number.isSafeInteger(end) || begin < 0 || end < begin || end > entry.byte_length) {
       throw new RangeError(`bytes [${begin}, ${end}) are outside boundary "${name}" of pass ${passIndex} (${entry.byte_length} bytes)`);
     }
-    const location = this.locate(passIndex, name);
+    const location = await this.locate(passIndex, name);
     if (entry.chunks === undefined) return (await this.readVerified(location)).slice(begin, end);
     if (begin === end) return new Uint8Array(0);
     const { bytes: chunkBytes, sha256: digests } = entry.chunks;
@@ -593,7 +681,7 @@ class BundleReader implements TraceBundle {
   async readInput(name: string): Promise<TensorData> {
     const entry = this.input(name);
     if (entry === undefined) throw new BundleError('E_BOUNDARY_MISSING', this.manifestPath, 'inputs', `no input named "${name}"`);
-    const data = await this.readVerified(this.locate('input', name));
+    const data = await this.readVerified(await this.locate('input', name));
     return { dtype: entry.dtype, shape: entry.shape, strides: contiguousStrides(entry.shape), data };
   }
 
@@ -613,7 +701,13 @@ class BundleReader implements TraceBundle {
     return entry;
   }
 
-  private locate(passIndex: number | 'input', name: string): TensorLocation {
+  async checkHeaders(): Promise<void> {
+    await this.lazyHeaders?.checkAll();
+  }
+
+  private async locate(passIndex: number | 'input', name: string): Promise<TensorLocation> {
+    const file = this.lazyHeaders?.fileOf(passIndex, name);
+    if (file !== undefined) await this.lazyHeaders?.check(file);
     const location = this.locations.get(locationKey(passIndex, name));
     if (location === undefined) throw new Error(`internal: no location for ${String(passIndex)}/${name}`);
     return location;

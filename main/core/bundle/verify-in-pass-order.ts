@@ -18,6 +18,14 @@ export interface PassOrderVerification {
    * bundle's input files; rejects with the verification's error once any file has failed.
    */
   whenVerified(passes: readonly number[]): Promise<void>;
+  /**
+   * Resolves once every file the given passes read is verified, even when another file has failed
+   * since (that failure is `done`'s); rejects when one of them can no longer be verified (a failure
+   * came first). What a judged slice waits for before it is shown.
+   */
+  whenFilesVerified(passes: readonly number[]): Promise<void>;
+  /** Whether every file the given passes read is verified now (false once any file failed). */
+  isVerified(passes: readonly number[]): boolean;
   /** Settles when every file the manifest lists is verified (or the first one failed). */
   readonly done: Promise<void>;
   /** Files verified so far, of `total`. */
@@ -94,17 +102,32 @@ export function verifyInPassOrder(bundle: TraceBundle, passOrder: readonly numbe
   })();
   done.catch(fail);
 
+  /** The files `passes` read that are not verified yet. */
+  const unverified = (passes: readonly number[]): Set<number> => {
+    const needs = new Set(inputFiles);
+    for (const pass of passes) {
+      const f = passFile.get(pass);
+      if (f !== undefined) needs.add(f);
+    }
+    for (const f of verified) needs.delete(f);
+    return needs;
+  };
+  const wait = (needs: Set<number>): Promise<void> => new Promise<void>((resolve, reject) => waiters.push({ needs, resolve, reject }));
+
   return {
     whenVerified(passes) {
       if (failure !== null) return Promise.reject(failure.error);
-      const needs = new Set(inputFiles);
-      for (const pass of passes) {
-        const f = passFile.get(pass);
-        if (f !== undefined) needs.add(f);
-      }
-      for (const f of verified) needs.delete(f);
+      const needs = unverified(passes);
+      return needs.size === 0 ? Promise.resolve() : wait(needs);
+    },
+    whenFilesVerified(passes) {
+      const needs = unverified(passes);
       if (needs.size === 0) return Promise.resolve();
-      return new Promise<void>((resolve, reject) => waiters.push({ needs, resolve, reject }));
+      // Verification stops at its first failure: files not verified by then never will be.
+      return failure !== null ? Promise.reject(failure.error) : wait(needs);
+    },
+    isVerified(passes) {
+      return failure === null && unverified(passes).size === 0;
     },
     done,
     get verified() {
@@ -131,6 +154,8 @@ export function alsoAwaiting(verification: PassOrderVerification, check: Promise
   done.catch(() => undefined);
   return {
     whenVerified: (passes) => Promise.race([verification.whenVerified(passes), failed]),
+    whenFilesVerified: (passes) => Promise.race([verification.whenFilesVerified(passes), failed]),
+    isVerified: (passes) => verification.isVerified(passes),
     done,
     get verified() {
       return verification.verified;
