@@ -46,12 +46,17 @@ const open = new Map<string, { bundle: Promise<TraceBundle>; stamp: string }>();
  * again, or a manifest rewritten, since the bundle was kept open is opened afresh.
  */
 function stampOf(place: Place): string {
-  try {
-    const info = statSync(join(place.dir, place.kind === 'capture' ? JOURNAL_FILE_NAME : MANIFEST_FILE_NAME));
-    return `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}`;
-  } catch {
-    return 'unreadable';
-  }
+  const stamp = (file: string): string | null => {
+    try {
+      const info = statSync(join(place.dir, file));
+      return `${file}:${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}`;
+    } catch {
+      return null;
+    }
+  };
+  // A capture's view is read from its journal, and from its manifest.json once it is finished (the journal gone).
+  const from = place.kind === 'capture' ? (stamp(JOURNAL_FILE_NAME) ?? stamp(MANIFEST_FILE_NAME)) : stamp(MANIFEST_FILE_NAME);
+  return from ?? 'unreadable';
 }
 
 /** The bundle kept open for `place`, unless its manifest changed since; undefined when none is. */
