@@ -164,7 +164,7 @@ export async function benchAppScale(): Promise<string[]> {
     const beforeLast = judgedAfter.slice(0, -1);
     lines.push(
       `    per step: median of steps 1-10 ${ms(median(beforeLast.slice(1, 11)))} ms, of the 10 before the last ${ms(median(beforeLast.slice(-10)))} ms; ` +
-        `the last step (the capture finished) ${ms(judgedAfter.at(-1) ?? NaN)} ms`,
+        `the last step (the capture finished) ${ms(judgedAfter.at(-1) ?? NaN)} ms, its longest getSession round trip ${ms(stepPings.at(-1) ?? NaN)} ms`,
     );
     lines.push(
       divergence === null

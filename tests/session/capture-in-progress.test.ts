@@ -3,12 +3,13 @@
 // finished bundle will hold, and reads are digest-checked like any bundle's. Opened again after
 // every pass, it reads only what was sealed since, yet equals a fresh read, and still catches an
 // earlier pass file changed between the opens.
+import { createHash } from 'node:crypto';
 import { appendFileSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EngineHost } from '../../main/engine-host/engine-host.ts';
 import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
-import { CaptureInProgressReader, openCaptureInProgress } from '../../main/core/bundle/capture-in-progress.ts';
+import { CaptureInProgressReader, jsonDigestsInSlices, openCaptureInProgress } from '../../main/core/bundle/capture-in-progress.ts';
 import { BundleError } from '../../main/core/bundle/errors.ts';
 import { captureHeader, setInputs, toyInputs } from '../engine-host/engine-host-fixtures.ts';
 import { TOY_ENGINE } from '../gate/gate-fixtures.ts';
@@ -300,3 +301,29 @@ interface EditableManifest {
   inputs: { file: string; dtype: string }[];
   passes: { file: string; boundaries: { name: string; dtype: string }[] }[];
 }
+
+describe('the finished read on the serving thread', () => {
+  it('hashes the entries in slices, the event loop running between them, the same digests in order', async () => {
+    const values: unknown[] = Array.from({ length: 12 }, (_, i) => ({ index: i, name: `pass ${i}`, boundaries: [i, 'x'.repeat(40)] }));
+    values.push(undefined, null, [1, 2]);
+    const expected = values.map((v) =>
+      createHash('sha256')
+        .update(JSON.stringify(v) ?? 'undefined')
+        .digest('hex'),
+    );
+    let turns = 0;
+    let running = true;
+    const tick = (): void => {
+      if (!running) return;
+      turns += 1;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    // A slice of about two entries' JSON: the loop gets a turn at least every few entries.
+    const digests = await jsonDigestsInSlices(values, JSON.stringify(values[0]).length * 2);
+    running = false;
+    expect(digests).toEqual(expected);
+    // The ticker ran while the digests were being made (not only before they started or after they ended).
+    expect(turns).toBeGreaterThanOrEqual(Math.floor(values.length / 3));
+  });
+});

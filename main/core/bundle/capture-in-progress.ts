@@ -176,13 +176,19 @@ export class CaptureInProgressReader {
    * equals a fresh open of the finished capture.
    */
   private async finishedManifest(before: KnownEntries | null, manifestPath: string): Promise<BundleManifest> {
+    // The finished read runs on the serving thread (the app's socket waits on it), so it gives the
+    // event loop a turn between its parts and between slices of the entries' digests: no part
+    // holds the thread for the whole manifest (at 10 GiB, a parse and digests of about 18 MB).
     const { text, real, sha256 } = await readManifestText(this.dir, manifestPath);
+    await nextTurn();
     const raw = manifestJsonValue(text, manifestPath);
+    await nextTurn();
     const rawPasses = isRecord(raw) && Array.isArray(raw['passes']) ? (raw['passes'] as unknown[]) : null;
-    const digests = rawPasses?.map(jsonDigest) ?? [];
+    const digests = rawPasses === null ? [] : await jsonDigestsInSlices(rawPasses);
     const known = (p: number): boolean => before !== null && p < before.passes.length && digests[p] === before.passDigests[p];
     const standIns = rawPasses?.map((pass, p) => (known(p) && isRecord(pass) ? { ...pass, boundaries: [] } : pass));
     const parsed = parseManifest(standIns === undefined || !isRecord(raw) ? raw : { ...raw, passes: standIns }, manifestPath);
+    await nextTurn();
     const passes = parsed.passes.map((pass, p) => (known(p) ? (before?.passes[p] ?? pass) : pass));
     const inputsDigest = isRecord(raw) ? jsonDigest(raw['inputs']) : '';
     const inputs = before !== null && inputsDigest === before.inputsDigest ? before.head.inputs : parsed.inputs;
@@ -294,6 +300,33 @@ function jsonDigest(value: unknown): string {
   return createHash('sha256')
     .update(JSON.stringify(value) ?? 'undefined')
     .digest('hex');
+}
+
+/** How many characters of JSON one slice of jsonDigestsInSlices hashes before the event loop gets a turn (a few ms). */
+export const DIGEST_SLICE_CHARS = 1 << 20;
+
+/**
+ * jsonDigest of each value, the same digests in the same order, hashed in slices of about
+ * `sliceChars` characters of JSON with a turn of the event loop between slices.
+ */
+export async function jsonDigestsInSlices(values: readonly unknown[], sliceChars: number = DIGEST_SLICE_CHARS): Promise<string[]> {
+  const digests: string[] = [];
+  let chars = 0;
+  for (const value of values) {
+    if (chars >= sliceChars) {
+      await nextTurn();
+      chars = 0;
+    }
+    const json = JSON.stringify(value) ?? 'undefined';
+    digests.push(createHash('sha256').update(json).digest('hex'));
+    chars += json.length;
+  }
+  return digests;
+}
+
+/** A turn of the event loop (its I/O callbacks run, the app's socket among them). */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
