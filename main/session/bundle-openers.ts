@@ -22,7 +22,8 @@ export interface BundleOpeners {
   bundle: BundleOpener;
   /**
    * The sealed passes of a capture in progress (capture-in-progress.ts: its journal, files not
-   * re-hashed), opened from the view of the same folder opened last, if any.
+   * re-hashed), opened from the view of the same folder opened last, if any; once the capture is
+   * finished, the finished bundle (its manifest.json), grown from that view the same way.
    */
   capture(dir: string): Promise<TraceBundle>;
   /**

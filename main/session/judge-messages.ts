@@ -49,7 +49,7 @@ export function sessionVerdict(verdict: BoundaryVerdict): SessionVerdict {
  * same bytes (and every tensor read is checked against its sha256 there as here).
  */
 export interface BundleRef {
-  /** 'bundle': a finished bundle (manifest.json); 'capture': a capture in progress (its journal). */
+  /** 'bundle': a finished bundle (manifest.json); 'capture': a capture in progress (its journal), or finished since (grown from its last view: capture-in-progress.ts). */
   readonly kind: 'bundle' | 'capture';
   readonly dir: string;
   readonly files: readonly { readonly path: string; readonly bytes: number; readonly sha256: string }[];

@@ -15,7 +15,7 @@ import { BundleError } from '../core/bundle/errors.ts';
 import { adoptPins } from '../core/bundle/file-pins.ts';
 import { CaptureInProgressReader } from '../core/bundle/capture-in-progress.ts';
 import { JOURNAL_FILE_NAME } from '../core/bundle/capture-journal.ts';
-import { judgeAudioStreams } from '../core/gate/audio-stream-verdicts.ts';
+import { judgeAudioStreams, type StreamCarry } from '../core/gate/audio-stream-verdicts.ts';
 import { judgeCase } from '../core/gate/case-verdicts.ts';
 import { withContracts } from '../core/compare/contracted-bundle.ts';
 import { applyBoundaryMap } from '../core/compare/mapped-bundle.ts';
@@ -46,12 +46,17 @@ const open = new Map<string, { bundle: Promise<TraceBundle>; stamp: string }>();
  * again, or a manifest rewritten, since the bundle was kept open is opened afresh.
  */
 function stampOf(place: Place): string {
-  try {
-    const info = statSync(join(place.dir, place.kind === 'capture' ? JOURNAL_FILE_NAME : MANIFEST_FILE_NAME));
-    return `${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}`;
-  } catch {
-    return 'unreadable';
-  }
+  const stamp = (file: string): string | null => {
+    try {
+      const info = statSync(join(place.dir, file));
+      return `${file}:${info.dev}:${info.ino}:${info.size}:${info.mtimeMs}`;
+    } catch {
+      return null;
+    }
+  };
+  // A capture's view is read from its journal, and from its manifest.json once it is finished (the journal gone).
+  const from = place.kind === 'capture' ? (stamp(JOURNAL_FILE_NAME) ?? stamp(MANIFEST_FILE_NAME)) : stamp(MANIFEST_FILE_NAME);
+  return from ?? 'unreadable';
 }
 
 /** The bundle kept open for `place`, unless its manifest changed since; undefined when none is. */
@@ -243,6 +248,19 @@ async function sidesOf(job: JudgeJob): Promise<Sides> {
 }
 let current: Current | null = null;
 
+/**
+ * The audio streams as measured by the last stream judgement, for the next one of the same
+ * reference and native run (a live run's next step measures only its new records:
+ * audio-stream-verdicts.ts StreamCarry). Another run starts afresh.
+ */
+let streams: { key: string; carry: StreamCarry } | null = null;
+
+function streamCarry(job: JudgeJob): StreamCarry {
+  const key = [job.reference, job.native].map((ref) => (ref === null ? '' : keyOf(ref))).join('\u0001');
+  if (streams?.key !== key) streams = { key, carry: new Map() };
+  return streams.carry;
+}
+
 /** What a worker is asked to do (acknowledgements are handled as they arrive). */
 type Work = Exclude<ToWorker, { type: 'manifestAck' }>;
 
@@ -291,7 +309,7 @@ async function handle(message: Work): Promise<FromWorker | null> {
     return { type: 'slice', jobId: message.jobId, slice: message.slice, threadId, verdicts: judged.verdicts.map(sessionVerdict), contracts };
   }
   if (native === null || job.nativeUnreadable !== null) return { type: 'audio', jobId: message.jobId, judgements: [] };
-  return { type: 'audio', jobId: message.jobId, judgements: await judgeAudioStreams(reference, native, message.verdicts) };
+  return { type: 'audio', jobId: message.jobId, judgements: await judgeAudioStreams(reference, native, message.verdicts, streamCarry(job)) };
 }
 
 // One message at a time, in order (the pool sends the next slice only after an answer anyway).

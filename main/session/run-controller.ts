@@ -199,10 +199,12 @@ export class RunController {
         const why = step.warning ?? 'no manifest.json was written';
         return { native: null, unreadable: `${live.outDir}: ${why}`, kind: 'bundle' };
       }
-      // This session's own capture, just finished: its files are not hashed again (the whole run,
-      // before the last pass could be judged); every tensor's sha256 is still checked on each
-      // read, as for the view of the capture in progress.
-      return { native: await this.hooks.open.bundle(live.outDir, { verify: 'none' }), unreadable: null, kind: 'bundle' };
+      // This session's own capture, just finished (or recovered): opened from its manifest.json as
+      // it grew from the view of the capture in progress (capture-in-progress.ts), its files not
+      // hashed again nor their headers read again where their identity has not moved (the whole
+      // run, before the last pass could be judged); every tensor's sha256 is still checked on
+      // each read, as for the view of the capture in progress.
+      return { native: await this.hooks.open.capture(live.outDir), unreadable: null, kind: 'capture' };
     } catch (error) {
       if (error instanceof BundleError) return { native: null, unreadable: error.message, kind: 'bundle' };
       throw error;

@@ -159,6 +159,13 @@ export async function benchAppScale(): Promise<string[]> {
         `longest getSession round trip during the steps ${ms(maxStepPing.ms)} ms (in the step of pass ${maxStepPing.pass}; a step's longest: median ${ms(median(stepPings))} ms, ` +
         `${stepPings.filter((value) => value > TARGETS.socketBlockMs).length} of ${stepPings.length} steps over ${TARGETS.socketBlockMs} ms; idle: up to ${ms(idle.maxPingMs)} ms over ${idle.pings})`,
     );
+    // Whether a step's cost grows with the run: the first steps' median against the last ones'
+    // (the last step, which finishes the capture, apart).
+    const beforeLast = judgedAfter.slice(0, -1);
+    lines.push(
+      `    per step: median of steps 1-10 ${ms(median(beforeLast.slice(1, 11)))} ms, of the 10 before the last ${ms(median(beforeLast.slice(-10)))} ms; ` +
+        `the last step (the capture finished) ${ms(judgedAfter.at(-1) ?? NaN)} ms, its longest getSession round trip ${ms(stepPings.at(-1) ?? NaN)} ms`,
+    );
     lines.push(
       divergence === null
         ? '    MOONSHOT first divergence <= 1 s after its pass: no divergence was found (the planted error did not show)'

@@ -3,12 +3,13 @@
 // finished bundle will hold, and reads are digest-checked like any bundle's. Opened again after
 // every pass, it reads only what was sealed since, yet equals a fresh read, and still catches an
 // earlier pass file changed between the opens.
+import { createHash } from 'node:crypto';
 import { appendFileSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EngineHost } from '../../main/engine-host/engine-host.ts';
 import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
-import { CaptureInProgressReader, openCaptureInProgress } from '../../main/core/bundle/capture-in-progress.ts';
+import { CaptureInProgressReader, jsonDigestsInSlices, openCaptureInProgress } from '../../main/core/bundle/capture-in-progress.ts';
 import { BundleError } from '../../main/core/bundle/errors.ts';
 import { captureHeader, setInputs, toyInputs } from '../engine-host/engine-host-fixtures.ts';
 import { TOY_ENGINE } from '../gate/gate-fixtures.ts';
@@ -166,5 +167,163 @@ describe('a view of a capture in progress opened again after each pass', () => {
     } finally {
       await host.close();
     }
+  });
+});
+
+describe('the finished capture, opened from the last view of it in progress', () => {
+  /** A toy capture stepped through prefill and a decode, each pass's view opened; the third pass runs in `last`. */
+  async function steppedCapture(
+    name: string,
+  ): Promise<{ dir: string; host: EngineHost; reader: CaptureInProgressReader; view: Awaited<ReturnType<CaptureInProgressReader['open']>> }> {
+    const dir = join(tempDir(name), 'native');
+    const host = await EngineHost.start({ library: TOY_ENGINE });
+    const inputs = toyInputs();
+    await host.open();
+    await setInputs(host, inputs);
+    await host.beginCapture(dir, captureHeader(host, inputs));
+    const reader = new CaptureInProgressReader(dir);
+    await host.runPass('prefill');
+    await reader.open();
+    await host.runPass('decode');
+    return { dir, host, reader, view: await reader.open() };
+  }
+
+  const finish = async (host: EngineHost): Promise<void> => {
+    await host.runPass('decode');
+    await host.finishCapture({ status: 'completed', message: '', last_pass: 2, last_boundary: 'toy.token' });
+  };
+
+  it('equals a fresh open of the finished capture, its earlier pass entries the ones validated before', async () => {
+    const { dir, host, reader, view } = await steppedCapture('finished-grown');
+    try {
+      await finish(host);
+      const grown = await reader.open();
+      const fresh = await openBundle(dir, { verify: 'none' });
+      expect(grown.manifestPath).toBe(join(dir, 'manifest.json'));
+      expect(grown.manifest).toEqual(fresh.manifest);
+      expect(grown.manifest.run?.status).toBe('completed');
+      // Known again by their JSON's sha256: the passes of the view before are its very objects.
+      view.passes.forEach((pass, p) => expect(grown.passes[p]).toBe(pass));
+      for (const pass of fresh.passes) {
+        for (const entry of pass.boundaries) {
+          const [a, b] = await Promise.all([grown.readBoundary(pass.index, entry.name), fresh.readBoundary(pass.index, entry.name)]);
+          expect(Buffer.compare(Buffer.from(a.data), Buffer.from(b.data))).toBe(0);
+        }
+      }
+      // Opened again, the finished view is the same.
+      const again = await reader.open();
+      expect(again.manifest).toEqual(fresh.manifest);
+      await Promise.all([view.close(), grown.close(), fresh.close(), again.close()]);
+    } finally {
+      await host.close();
+    }
+  });
+
+  it('an earlier pass file changed before the last step fails the finished view as it fails a fresh open, naming the file and the field', async () => {
+    const { dir, host, reader, view } = await steppedCapture('finished-file-changed');
+    try {
+      const passFile = join(dir, 'pass-000.safetensors');
+      const stamp = 1_700_000_000;
+      utimesSync(passFile, stamp, stamp);
+      const original = readFileSync(passFile);
+      const header = original.subarray(8, 8 + Number(original.readBigUInt64LE(0)));
+      const edited = Buffer.from(original);
+      edited.write('"I32"', 8 + header.indexOf('"F32"', header.indexOf('"toy.mix"')), 'latin1');
+      writeFileSync(passFile, edited);
+      // Its modification time set back, as any owner can: its change time moved all the same.
+      utimesSync(passFile, stamp, stamp);
+      await finish(host);
+      const freshFailure = await bundleErrorOf(openBundle(dir, { verify: 'none' }));
+      const grownFailure = await bundleErrorOf(reader.open());
+      expect(grownFailure.code).toBe('E_DTYPE_MISMATCH');
+      expect(grownFailure.file).toBe(passFile);
+      expect([grownFailure.code, grownFailure.file, grownFailure.issues.map((issue) => issue.field)]).toEqual([
+        freshFailure.code,
+        freshFailure.file,
+        freshFailure.issues.map((issue) => issue.field),
+      ]);
+      await view.close();
+    } finally {
+      await host.close();
+    }
+  });
+
+  /** Edits the finished manifest.json: `change` returns the file its edit contradicts and the field it names. */
+  async function editedFinishedManifest(name: string, change: (manifest: EditableManifest) => { file: string; field: string }): Promise<void> {
+    const { dir, host, reader, view } = await steppedCapture(name);
+    try {
+      await finish(host);
+      const manifestPath = join(dir, 'manifest.json');
+      const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as EditableManifest;
+      const { file, field } = change(manifest);
+      writeFileSync(manifestPath, JSON.stringify(manifest, null, 2));
+      const freshFailure = await bundleErrorOf(openBundle(dir, { verify: 'none' }));
+      const grownFailure = await bundleErrorOf(reader.open());
+      expect(grownFailure.code).toBe('E_DTYPE_MISMATCH');
+      expect(grownFailure.file).toBe(join(dir, file));
+      expect(grownFailure.issues.map((issue) => issue.field)).toContain(field);
+      expect([grownFailure.code, grownFailure.file, grownFailure.issues.map((issue) => issue.field)]).toEqual([
+        freshFailure.code,
+        freshFailure.file,
+        freshFailure.issues.map((issue) => issue.field),
+      ]);
+      await view.close();
+    } finally {
+      await host.close();
+    }
+  }
+
+  it('an earlier pass entry of manifest.json that differs from the one validated is validated and its file checked in full', async () => {
+    // The finished manifest says pass 0's toy.mix is I32; its file's header says F32.
+    await editedFinishedManifest('finished-pass-changed', (manifest) => {
+      const pass = manifest.passes[0];
+      const at = pass?.boundaries.findIndex((entry) => entry.name === 'toy.mix') ?? -1;
+      const mix = pass?.boundaries[at];
+      if (pass === undefined || mix === undefined) throw new Error('pass 0 records no toy.mix');
+      mix.dtype = 'I32';
+      return { file: pass.file, field: `passes[0].boundaries[${at}].dtype` };
+    });
+  });
+
+  it('inputs of manifest.json that differ from the ones validated are validated and their file checked in full', async () => {
+    await editedFinishedManifest('finished-inputs-changed', (manifest) => {
+      // prompt_tokens is I32 in its file's header.
+      const at = manifest.inputs.findIndex((entry) => entry.dtype === 'I32');
+      const input = manifest.inputs[at];
+      if (input === undefined) throw new Error('no I32 input');
+      input.dtype = 'F32';
+      return { file: input.file, field: `inputs[${at}].dtype` };
+    });
+  });
+});
+
+interface EditableManifest {
+  inputs: { file: string; dtype: string }[];
+  passes: { file: string; boundaries: { name: string; dtype: string }[] }[];
+}
+
+describe('the finished read on the serving thread', () => {
+  it('hashes the entries in slices, the event loop running between them, the same digests in order', async () => {
+    const values: unknown[] = Array.from({ length: 12 }, (_, i) => ({ index: i, name: `pass ${i}`, boundaries: [i, 'x'.repeat(40)] }));
+    values.push(undefined, null, [1, 2]);
+    const expected = values.map((v) =>
+      createHash('sha256')
+        .update(JSON.stringify(v) ?? 'undefined')
+        .digest('hex'),
+    );
+    let turns = 0;
+    let running = true;
+    const tick = (): void => {
+      if (!running) return;
+      turns += 1;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    // A slice of about two entries' JSON: the loop gets a turn at least every few entries.
+    const digests = await jsonDigestsInSlices(values, JSON.stringify(values[0]).length * 2);
+    running = false;
+    expect(digests).toEqual(expected);
+    // The ticker ran while the digests were being made (not only before they started or after they ended).
+    expect(turns).toBeGreaterThanOrEqual(Math.floor(values.length / 3));
   });
 });

@@ -79,7 +79,7 @@ export function periodicHann(size: number): Float64Array {
 }
 
 /** |STFT| frames (no centring; frames start at 0, hop, … while they fit, at least one, zero-padded). */
-function stftMagnitudes(x: Float32Array, size: number, hop: number, window: Float64Array): Float64Array[] {
+export function stftMagnitudes(x: Float32Array, size: number, hop: number, window: Float64Array): Float64Array[] {
   const frames = x.length <= size ? 1 : 1 + Math.floor((x.length - size) / hop);
   const bins = size / 2 + 1;
   const out: Float64Array[] = [];

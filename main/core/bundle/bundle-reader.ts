@@ -273,26 +273,50 @@ export async function readManifestWithDigest(
   }
   const recognised = await knownManifestAt(real, MAX_MANIFEST_BYTES);
   if (recognised !== null) return { manifest: recognised.manifest, real, sha256: recognised.sha256 };
-  let bytes: Buffer;
+  const bytes = await readManifestBytes(real, manifestPath);
+  const sha256 = sha256Bytes(bytes);
+  const known = parsedManifest(sha256);
+  if (known !== undefined) return { manifest: known, real, sha256 };
+  const manifest = parseManifestJson(manifestText(bytes, manifestPath), manifestPath);
+  rememberParsedManifest(sha256, manifest);
+  return { manifest, real, sha256 };
+}
+
+/**
+ * The text of `dir`/manifest.json, read as readManifest reads it (confined, size-capped, UTF-8),
+ * not yet parsed: for a reader that validates it against a view it already holds
+ * (capture-in-progress.ts, the finished capture grown from its last view).
+ */
+export async function readManifestText(
+  dir: string,
+  manifestPath: string = join(dir, MANIFEST_FILE_NAME),
+): Promise<{ text: string; real: string; sha256: string }> {
+  let real: string;
   try {
-    bytes = await readRegularFile(real, MAX_MANIFEST_BYTES);
+    real = await resolveInsideBundle(dir, MANIFEST_FILE_NAME, { file: manifestPath, field: '(file)' });
+  } catch (error) {
+    throw (await interruptedCaptureError(dir, manifestPath, error)) ?? error;
+  }
+  const bytes = await readManifestBytes(real, manifestPath);
+  return { text: manifestText(bytes, manifestPath), real, sha256: sha256Bytes(bytes) };
+}
+
+async function readManifestBytes(real: string, manifestPath: string): Promise<Buffer> {
+  try {
+    return await readRegularFile(real, MAX_MANIFEST_BYTES);
   } catch (cause) {
     if (!(cause instanceof GuardedReadError)) throw cause;
     const code = cause.problem === 'too_large' ? 'E_MANIFEST_JSON' : cause.problem === 'missing' ? 'E_FILE_MISSING' : 'E_FILE_NOT_REGULAR';
     throw new BundleError(code, manifestPath, '(file)', cause.reason, { cause });
   }
-  const sha256 = sha256Bytes(bytes);
-  const known = parsedManifest(sha256);
-  if (known !== undefined) return { manifest: known, real, sha256 };
-  let text: string;
+}
+
+function manifestText(bytes: Buffer, manifestPath: string): string {
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch (cause) {
     throw new BundleError('E_MANIFEST_JSON', manifestPath, '(root)', 'is not valid UTF-8', { cause });
   }
-  const manifest = parseManifestJson(text, manifestPath);
-  rememberParsedManifest(sha256, manifest);
-  return { manifest, real, sha256 };
 }
 
 /**

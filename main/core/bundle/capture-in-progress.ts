@@ -13,15 +13,23 @@
 // earlier file is stat'ed: one whose identity moved since its header was checked is checked again
 // in full (bundle-reader.ts grownFrom), so a changed earlier pass fails with the error naming it.
 //
+// The last view is the finished capture itself: once the journal is gone and manifest.json
+// written, the view is opened from that manifest, validated in full but for the entries whose JSON
+// is byte for byte the one validated before (their sha256), which are the earlier view's own
+// objects, so the finished bundle too grows from the view before rather than being opened afresh
+// (every pass file's header read again, the whole run) — and still equals a fresh open of it.
+//
 // The journal is read, never written: the capture's owner (possibly another process) keeps
 // appending to it. A line is only trusted once its newline is on disk (parseJournal).
+import { createHash } from 'node:crypto';
 import { open as openFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GuardedReadError, readRegularFile } from '../io/guarded-read.ts';
-import { openBundleFromManifest, type OpenBundleOptions, type TraceBundle } from './bundle-reader.ts';
+import { openBundleFromManifest, readManifestText, type OpenBundleOptions, type TraceBundle } from './bundle-reader.ts';
 import { JOURNAL_FILE_NAME, MAX_JOURNAL_BYTES, parseJournal, type JournalHeader, type JournalLine } from './capture-journal.ts';
 import { BundleError } from './errors.ts';
-import { parseManifest, type BundleManifest, type PassEntry, type RunOutcome } from './manifest-schema.ts';
+import { recordManifestDigest } from './file-pins.ts';
+import { MANIFEST_FILE_NAME, manifestJsonValue, parseManifest, type BundleManifest, type PassEntry, type RunOutcome } from './manifest-schema.ts';
 import { boundaryOfRecord, buildNativeManifest, type SealedPass } from './native-manifest.ts';
 
 /** The run outcome a view of an unfinished capture carries: not an ending, a statement that there is none yet. */
@@ -35,8 +43,24 @@ function inProgressOutcome(sealed: readonly SealedPass[]): RunOutcome {
   };
 }
 
+/** The entries of the last view, validated: what the next view (or the finished manifest) is known against. */
+interface KnownEntries {
+  /** The manifest's pass entries, validated, each kept as the same object while the view grows. */
+  readonly passes: PassEntry[];
+  /**
+   * sha256 of each pass entry's JSON as built for the manifest (buildNativeManifest, which also
+   * writes the finished capture's manifest.json): how the finished manifest's entries are known
+   * again as the ones validated here.
+   */
+  readonly passDigests: readonly string[];
+  /** The same of the manifest's inputs. */
+  readonly inputsDigest: string;
+  /** The validated manifest but its passes. */
+  readonly head: BundleManifest;
+}
+
 /** What the journal held when it was last read. */
-interface JournalState {
+interface JournalState extends KnownEntries {
   readonly device: number;
   readonly inode: number;
   /** Bytes of complete lines read (the next read starts here). */
@@ -46,18 +70,17 @@ interface JournalState {
   readonly header: JournalHeader;
   readonly kinds: ReadonlyMap<number, SealedPass['kind']>;
   readonly sealed: readonly SealedPass[];
-  /** The manifest's pass entries of `sealed`, validated, each kept as the same object while the view grows. */
-  readonly passes: PassEntry[];
-  /** The validated manifest of `sealed` but its passes. */
-  readonly head: BundleManifest;
 }
 
 /**
  * The views of one capture in progress, each opened from the last: open() gives the sealed passes
- * now, reading and checking only what was sealed since the previous open().
+ * now, reading and checking only what was sealed since the previous open(); once the capture is
+ * finished, the finished bundle (its manifestPath manifest.json), grown from the last view.
  */
 export class CaptureInProgressReader {
   private state: JournalState | null = null;
+  /** The last view's entries, whether read from the journal or from the finished manifest. */
+  private known: KnownEntries | null = null;
   private last: TraceBundle | null = null;
   private pending: Promise<unknown> = Promise.resolve();
   readonly journalPath: string;
@@ -69,7 +92,10 @@ export class CaptureInProgressReader {
     this.journalPath = join(dir, JOURNAL_FILE_NAME);
   }
 
-  /** The sealed passes now, as a TraceBundle (its manifestPath is the journal). Opens run one after another. */
+  /**
+   * The sealed passes now, as a TraceBundle (its manifestPath is the journal), or the finished
+   * bundle once the capture is finished (its manifestPath manifest.json). Opens run one after another.
+   */
   open(): Promise<TraceBundle> {
     const next = this.pending.then(
       () => this.openNow(),
@@ -80,17 +106,25 @@ export class CaptureInProgressReader {
   }
 
   private async openNow(): Promise<TraceBundle> {
-    const manifest = await this.readManifest();
+    const { manifest, manifestPath } = await this.readManifest();
     const grownFrom = this.last !== null && (this.options.verify ?? 'files') === 'none' ? { grownFrom: this.last } : {};
-    const bundle = await openBundleFromManifest(this.dir, manifest, this.journalPath, { ...this.options, ...grownFrom });
+    const bundle = await openBundleFromManifest(this.dir, manifest, manifestPath, { ...this.options, ...grownFrom });
     this.last = bundle;
     return bundle;
   }
 
-  /** The manifest of the sealed passes, from the journal's new bytes (or all of it, the first time or when it was replaced). */
-  private async readManifest(): Promise<BundleManifest> {
+  /**
+   * The manifest of the sealed passes, from the journal's new bytes (or all of it, the first time
+   * or when it was replaced); once the capture is finished (its journal gone, its manifest.json
+   * written), the finished manifest (finishedManifest).
+   */
+  private async readManifest(): Promise<{ manifest: BundleManifest; manifestPath: string }> {
     const before = this.state;
     const info = await stat(this.journalPath).catch(() => null);
+    const manifestPath = join(this.dir, MANIFEST_FILE_NAME);
+    if (info === null && (await stat(manifestPath).catch(() => null)) !== null) {
+      return { manifest: await this.finishedManifest(this.last === null ? null : this.known, manifestPath), manifestPath };
+    }
     const grows =
       before !== null &&
       info !== null &&
@@ -110,9 +144,60 @@ export class CaptureInProgressReader {
     fresh.forEach((line, i) => addLine(kinds, sealed, line, `line ${firstFresh + i}`, this.journalPath));
     const earlier = from?.passes ?? [];
     const validated = from !== null && sealed.length === from.sealed.length ? null : validatedView(header, sealed, earlier.length, this.journalPath);
-    const passes = validated === null ? earlier : [...earlier, ...validated.passes.slice(earlier.length)];
-    const head = validated === null ? (from as JournalState).head : { ...validated, passes: [] };
-    this.state = { device, inode, bytes: (from?.bytes ?? 0) + completeBytes, lines: firstFresh - 1 + fresh.length, header, kinds, sealed, passes, head };
+    const passes = validated === null ? earlier : [...earlier, ...validated.manifest.passes.slice(earlier.length)];
+    const passDigests = validated === null ? (from as JournalState).passDigests : [...(from?.passDigests ?? []), ...validated.digests];
+    const inputsDigest = validated?.inputsDigest ?? (from as JournalState).inputsDigest;
+    const head = validated === null ? (from as JournalState).head : { ...validated.manifest, passes: [] };
+    this.state = {
+      device,
+      inode,
+      bytes: (from?.bytes ?? 0) + completeBytes,
+      lines: firstFresh - 1 + fresh.length,
+      header,
+      kinds,
+      sealed,
+      passes,
+      passDigests,
+      inputsDigest,
+      head,
+    };
+    this.known = this.state;
+    return { manifest: { ...head, passes }, manifestPath: this.journalPath };
+  }
+
+  /**
+   * The finished capture's manifest.json, validated as readManifest validates it (the same reads,
+   * schema and rules), where a pass entry (or the inputs) whose JSON is exactly the one this view
+   * validated before (the same sha256) stands in with its boundaries left out, and is then the
+   * entry validated before, the same object: so the bundle opened from it grows from the last view
+   * (bundle-reader.ts grownFrom: its files checked again only where their identity moved), and the
+   * finish costs a parse of the manifest, not every pass file's header read again. An entry that
+   * differs in any byte of its JSON is validated in full and its file checked in full: the view
+   * equals a fresh open of the finished capture.
+   */
+  private async finishedManifest(before: KnownEntries | null, manifestPath: string): Promise<BundleManifest> {
+    // The finished read runs on the serving thread (the app's socket waits on it), so it gives the
+    // event loop a turn between its parts and between slices of the entries' digests: no part
+    // holds the thread for the whole manifest (at 10 GiB, a parse and digests of about 18 MB).
+    const { text, real, sha256 } = await readManifestText(this.dir, manifestPath);
+    await nextTurn();
+    const raw = manifestJsonValue(text, manifestPath);
+    await nextTurn();
+    const rawPasses = isRecord(raw) && Array.isArray(raw['passes']) ? (raw['passes'] as unknown[]) : null;
+    const digests = rawPasses === null ? [] : await jsonDigestsInSlices(rawPasses);
+    const known = (p: number): boolean => before !== null && p < before.passes.length && digests[p] === before.passDigests[p];
+    const standIns = rawPasses?.map((pass, p) => (known(p) && isRecord(pass) ? { ...pass, boundaries: [] } : pass));
+    const parsed = parseManifest(standIns === undefined || !isRecord(raw) ? raw : { ...raw, passes: standIns }, manifestPath);
+    await nextTurn();
+    const passes = parsed.passes.map((pass, p) => (known(p) ? (before?.passes[p] ?? pass) : pass));
+    const inputsDigest = isRecord(raw) ? jsonDigest(raw['inputs']) : '';
+    const inputs = before !== null && inputsDigest === before.inputsDigest ? before.head.inputs : parsed.inputs;
+    const head = { ...parsed, inputs, passes: [] };
+    // What the closing check (evidence-unchanged.ts) compares the manifest with, as openBundle records it.
+    recordManifestDigest(real, sha256);
+    // A journal that appears again later is a new capture: read from its first line.
+    this.state = null;
+    this.known = { passes, passDigests: digests, inputsDigest, head };
     return { ...head, passes };
   }
 
@@ -195,16 +280,65 @@ function addLine(kinds: Map<number, SealedPass['kind']>, sealed: SealedPass[], l
  * stand in with their boundaries left out: the passes sealed since are checked in full, and the
  * rules that span passes (indices in order, each file used once and listed) over the whole run.
  */
-function validatedView(header: JournalHeader, sealed: readonly SealedPass[], earlier: number, journalPath: string): BundleManifest {
+function validatedView(
+  header: JournalHeader,
+  sealed: readonly SealedPass[],
+  earlier: number,
+  journalPath: string,
+): { manifest: BundleManifest; digests: string[]; inputsDigest: string } {
   const standIns = sealed.map((pass, p) => (p < earlier ? { ...pass, boundaries: [] } : pass));
-  return parseManifest(JSON.parse(JSON.stringify(buildNativeManifest(header, standIns, inProgressOutcome(sealed)))), journalPath);
+  const built = buildNativeManifest(header, standIns, inProgressOutcome(sealed));
+  return {
+    manifest: parseManifest(JSON.parse(JSON.stringify(built)), journalPath),
+    digests: built.passes.slice(earlier).map(jsonDigest),
+    inputsDigest: jsonDigest(built.inputs),
+  };
+}
+
+/** sha256 of a value's JSON (JSON.stringify: the same text for the same JSON value, keys in their order). */
+function jsonDigest(value: unknown): string {
+  return createHash('sha256')
+    .update(JSON.stringify(value) ?? 'undefined')
+    .digest('hex');
+}
+
+/** How many characters of JSON one slice of jsonDigestsInSlices hashes before the event loop gets a turn (a few ms). */
+export const DIGEST_SLICE_CHARS = 1 << 20;
+
+/**
+ * jsonDigest of each value, the same digests in the same order, hashed in slices of about
+ * `sliceChars` characters of JSON with a turn of the event loop between slices.
+ */
+export async function jsonDigestsInSlices(values: readonly unknown[], sliceChars: number = DIGEST_SLICE_CHARS): Promise<string[]> {
+  const digests: string[] = [];
+  let chars = 0;
+  for (const value of values) {
+    if (chars >= sliceChars) {
+      await nextTurn();
+      chars = 0;
+    }
+    const json = JSON.stringify(value) ?? 'undefined';
+    digests.push(createHash('sha256').update(json).digest('hex'));
+    chars += json.length;
+  }
+  return digests;
+}
+
+/** A turn of the event loop (its I/O callbacks run, the app's socket among them). */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 /**
  * Opens the sealed passes of the capture in progress in `dir` as a TraceBundle, once. Its
  * manifestPath is the journal (what the manifest was built from). By default files are not
  * re-hashed on open (every tensor's own sha256 is still checked on each read); a caller that
- * opens the view again after every pass keeps a CaptureInProgressReader instead.
+ * opens the view again after every pass keeps a CaptureInProgressReader instead. A capture already
+ * finished (no journal, a manifest.json) is opened as the finished bundle.
  */
 export async function openCaptureInProgress(dir: string, options: OpenBundleOptions = { verify: 'none' }): Promise<TraceBundle> {
   const { grownFrom: _ignored, ...rest } = options;

@@ -337,14 +337,17 @@ function manifestSchemaFor(kind: BundleKind) {
 
 /** Parses manifest.json text; `file` is how messages name it. */
 export function parseManifestJson(text: string, file: string): BundleManifest {
-  let raw: unknown;
+  return parseManifest(manifestJsonValue(text, file), file);
+}
+
+/** The JSON value of a manifest's text, not yet validated (E_MANIFEST_JSON when it is not JSON). */
+export function manifestJsonValue(text: string, file: string): unknown {
   try {
-    raw = JSON.parse(text);
+    return JSON.parse(text);
   } catch (cause) {
     const detail = cause instanceof Error ? cause.message : String(cause);
     throw new BundleError('E_MANIFEST_JSON', file, '(root)', `not valid JSON: ${detail}`, { cause });
   }
-  return parseManifest(raw, file);
 }
 
 /**

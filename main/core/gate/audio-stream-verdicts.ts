@@ -11,8 +11,16 @@
 // A broken stream bound becomes a FAIL of kind 'audio' on the boundary's row of the stream's
 // last pass (where the stream is complete), its reason naming the metric, value, bound and the
 // pass range.
-import { describeViolation, judgeAudio, measureAudio, type AudioBoundValues } from '../audio/audio-bounds.ts';
+//
+// The metrics are measured record by record (stream-accumulator.ts: measureAudio's over the whole
+// stream, bit for bit). A run judged pass by pass (the app's live run) carries each stream's
+// measurement from one judgement to the next (StreamCarry): a stream whose records so far are the
+// ones measured before — the same passes, lengths and sha256 on both sides — reads and measures
+// only its new records, so a step costs its own pass's PCM, not every earlier pass's again. Those
+// earlier samples are the ones read, verified against the same sha256, when they were measured.
+import { describeViolation, judgeAudio, type AudioBoundValues } from '../audio/audio-bounds.ts';
 import { readPcmFrame } from '../audio/pcm-stream.ts';
+import { AudioStreamAccumulator } from '../audio/stream-accumulator.ts';
 import type { TraceBundle } from '../bundle/bundle-reader.ts';
 import { BundleError } from '../bundle/errors.ts';
 import { type AUDIO_BOUND_NAMES, audioBoundsOf, type AudioBounds } from '../bundle/manifest-schema.ts';
@@ -57,6 +65,35 @@ interface StreamPart {
   pass: number;
   length: number;
   bounds: AudioBounds;
+  /** The sha256 of the record on each side: the evidence a carried measurement was made of. */
+  nativeSha256: string;
+  referenceSha256: string;
+}
+
+/** A stream measured so far: its records, in order, and their measurement. */
+interface CarriedStream {
+  readonly parts: readonly StreamPart[];
+  readonly measured: AudioStreamAccumulator;
+}
+
+/** Each boundary's stream as measured by the last judgement of the same run (judgeAudioStreams' carry). */
+export type StreamCarry = Map<string, CarriedStream>;
+
+/** Whether `carried` was measured of the first records of `parts`, record for record. */
+function measuredOfPrefix(carried: CarriedStream, parts: readonly StreamPart[]): boolean {
+  return (
+    carried.parts.length <= parts.length &&
+    carried.parts.every((part, i) => {
+      const now = parts[i];
+      return (
+        now !== undefined &&
+        now.pass === part.pass &&
+        now.length === part.length &&
+        now.nativeSha256 === part.nativeSha256 &&
+        now.referenceSha256 === part.referenceSha256
+      );
+    })
+  );
 }
 
 /**
@@ -73,24 +110,42 @@ function streamParts(reference: TraceBundle, native: TraceBundle, verdicts: read
     if (entry === undefined || bounds === null) continue;
     const row = verdicts.find((verdict) => verdict.pass === pass.index && verdict.boundary === name);
     if (row === undefined || !row.inNative || row.reference === null || row.verdict === 'KNOWN_GAP' || row.kind === 'unreadable') continue;
-    const length = pcmRecordLength(native.boundary(pass.index, name), entry);
-    if (length !== null) parts.push({ pass: pass.index, length, bounds });
+    const nativeEntry = native.boundary(pass.index, name);
+    const length = pcmRecordLength(nativeEntry, entry);
+    if (length !== null && nativeEntry !== undefined) {
+      parts.push({ pass: pass.index, length, bounds, nativeSha256: nativeEntry.sha256, referenceSha256: entry.sha256 });
+    }
   }
   return parts;
 }
 
-async function concatenate(bundle: TraceBundle, name: string, parts: readonly StreamPart[]): Promise<Float32Array> {
-  const samples = new Float32Array(parts.reduce((sum, part) => sum + part.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    samples.set(await readPcmFrame(bundle, part.pass, name, part.length), offset);
-    offset += part.length;
+/** The stream of `parts` measured, from `carried` when it measured their first records (only the rest is read). */
+async function measure(
+  reference: TraceBundle,
+  native: TraceBundle,
+  name: string,
+  parts: readonly StreamPart[],
+  carried: CarriedStream | undefined,
+): Promise<AudioStreamAccumulator> {
+  const known = carried !== undefined && measuredOfPrefix(carried, parts);
+  const measured = known ? carried.measured : new AudioStreamAccumulator();
+  for (const part of parts.slice(known ? carried.parts.length : 0)) {
+    const [n, r] = await Promise.all([readPcmFrame(native, part.pass, name, part.length), readPcmFrame(reference, part.pass, name, part.length)]);
+    measured.append(n, r);
   }
-  return samples;
+  return measured;
 }
 
-/** Judges the stream of every boundary whose reference contracts bound the audio. */
-export async function judgeAudioStreams(reference: TraceBundle, native: TraceBundle, verdicts: readonly StreamRow[]): Promise<AudioStreamJudgement[]> {
+/**
+ * Judges the stream of every boundary whose reference contracts bound the audio. `carry`, kept by
+ * the caller between judgements of the same run as it grows, holds each stream's measurement.
+ */
+export async function judgeAudioStreams(
+  reference: TraceBundle,
+  native: TraceBundle,
+  verdicts: readonly StreamRow[],
+  carry: StreamCarry = new Map(),
+): Promise<AudioStreamJudgement[]> {
   const names = new Set<string>();
   for (const pass of reference.passes) {
     for (const entry of pass.boundaries) if (audioBoundsOf(entry.contract) !== null) names.add(entry.name);
@@ -98,19 +153,22 @@ export async function judgeAudioStreams(reference: TraceBundle, native: TraceBun
   const judgements: AudioStreamJudgement[] = [];
   for (const name of names) {
     const parts = streamParts(reference, native, verdicts, name);
+    const carried = carry.get(name);
+    // Taken out while it is measured on: a measurement interrupted half way is not carried.
+    carry.delete(name);
     if (parts.length === 0) continue;
-    let nativeSamples: Float32Array;
-    let referenceSamples: Float32Array;
+    let measured: AudioStreamAccumulator;
     try {
-      [nativeSamples, referenceSamples] = await Promise.all([concatenate(native, name, parts), concatenate(reference, name, parts)]);
+      measured = await measure(reference, native, name, parts, carried);
     } catch (error) {
       // A record that cannot be read is already a FAIL (unreadable) on its own row.
       if (error instanceof BundleError) continue;
       throw error;
     }
-    if (referenceSamples.length === 0) continue;
+    carry.set(name, { parts, measured });
+    if (measured.samples === 0) continue;
     const passes = parts.map((part) => part.pass);
-    const judged = judgeAudio(referenceSamples.length, measureAudio(nativeSamples, referenceSamples), loosestBounds(parts.map((part) => part.bounds)));
+    const judged = judgeAudio(measured.samples, measured.metrics(), loosestBounds(parts.map((part) => part.bounds)));
     judgements.push({ boundary: name, passes, passRange: passRanges(passes), ...judged, verdictPass: passes[passes.length - 1] as number });
   }
   return judgements;
