@@ -237,6 +237,30 @@ TI_API void tir_begin_pass(tir_recorder *r, uint32_t index, uint32_t kind, uint3
 
 TI_API void tir_end_pass(tir_recorder *r) { r->active = 0; }
 
+/*
+ * The host's two calls per pass, so its engine thread makes one call at each pass boundary instead
+ * of several. tir_open_pass: the crumb and control block (tir_set_shared), the ring when capturing
+ * (`ring` 0: none, the ring arguments unused; tir_set_ring), then tir_begin_pass. tir_close_pass:
+ * tir_end_pass, the pass's state (tir_pass_state) into `state`, and the log from byte `from` on
+ * into `log` (up to `capacity` bytes); returns the log's bytes from `from`, which may exceed
+ * `capacity` (then nothing is copied: the host grows its buffer and calls tir_log_copy).
+ */
+TI_API void tir_open_pass(tir_recorder *r, uintptr_t crumb, uintptr_t control, uintptr_t ring, uint64_t capacity, uint64_t base,
+                          uint64_t head, uint32_t seq, uint64_t woken, uint64_t wake_bytes, uint32_t index, uint32_t kind,
+                          uint32_t window_from) {
+    tir_set_shared(r, (void *)crumb, (void *)control);
+    if (ring != 0) tir_set_ring(r, ring, capacity, base, head, seq, woken, wake_bytes);
+    tir_begin_pass(r, index, kind, ring != 0, window_from);
+}
+
+TI_API uint64_t tir_close_pass(tir_recorder *r, double *state, void *log, uint64_t from, uint64_t capacity) {
+    tir_end_pass(r);
+    tir_pass_state(r, state);
+    const uint64_t bytes = from >= r->log_bytes ? 0 : r->log_bytes - from;
+    if (bytes > 0 && bytes <= capacity) memcpy(log, r->log + from, bytes);
+    return bytes;
+}
+
 /* The host asked the engine to stop (its fallback or service failed): nothing more is taken. */
 TI_API void tir_stop(tir_recorder *r) { r->stopped = 1; }
 

@@ -333,8 +333,25 @@ static int toy_break_record(ti_session *s, ti_record *r, int64_t *shape, int64_t
     else if (strcmp(bad, "pass_kind") == 0) r->pass_kind ^= 1u;
     else if (strcmp(bad, "name") == 0) r->name = "toy.unknown";
     else if (strcmp(bad, "null_name") == 0) r->name = NULL;
-    else if (strcmp(bad, "dtype") == 0) r->dtype = 99;
-    else if (strcmp(bad, "rank") == 0) r->rank = TI_MAX_RANK + 1;
+    else if (strcmp(bad, "dtype") == 0) {
+        /* Whatever element size a host that skipped the dtype check read for 99 (its table has 14),
+         * the data covers the span: such a host would take the record, not stop on another check. */
+        static uint8_t covering[4096];
+        r->dtype = 99;
+        r->data = covering;
+        r->byte_length = sizeof covering;
+    } else if (strcmp(bad, "rank") == 0) {
+        /* Rank 9 with 9 valid extents and strides (the extra axes of extent 1): a host that skipped
+         * the rank check would find nothing else wrong with it. */
+        static int64_t rank_shape[TI_MAX_RANK + 1], rank_strides[TI_MAX_RANK + 1];
+        for (uint32_t axis = 0; axis <= TI_MAX_RANK; axis++) {
+            rank_shape[axis] = axis < 2 ? shape[axis] : 1;
+            rank_strides[axis] = axis < 2 ? strides[axis] : 1;
+        }
+        r->rank = TI_MAX_RANK + 1;
+        r->shape = rank_shape;
+        r->strides = rank_strides;
+    }
     else if (strcmp(bad, "null_shape") == 0) r->shape = NULL;
     else if (strcmp(bad, "extent") == 0) {
         shape[0] = -1;

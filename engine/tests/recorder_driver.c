@@ -29,6 +29,9 @@ uint32_t tir_ring_seq(const tir_recorder *r);
 uint64_t tir_ring_woken(const tir_recorder *r);
 void tir_begin_pass(tir_recorder *r, uint32_t index, uint32_t kind, uint32_t capturing, uint32_t window_from);
 void tir_end_pass(tir_recorder *r);
+void tir_open_pass(tir_recorder *r, uintptr_t crumb, uintptr_t control, uintptr_t ring, uint64_t capacity, uint64_t base, uint64_t head,
+                   uint32_t seq, uint64_t woken, uint64_t wake_bytes, uint32_t index, uint32_t kind, uint32_t window_from);
+uint64_t tir_close_pass(tir_recorder *r, double *state, void *log, uint64_t from, uint64_t capacity);
 uint32_t tir_records(const tir_recorder *r);
 uint32_t tir_captured(const tir_recorder *r);
 uint64_t tir_bytes(const tir_recorder *r);
@@ -157,6 +160,25 @@ int main(void) {
     CHECK(rooms > 0);  /* the ring wrapped */
     CHECK(wakes > 0);  /* and the writer was woken every 512 bytes */
     CHECK(control[3] == (int64_t)tir_ring_head(recorder)); /* the head is published */
+
+    /* The host's one call per pass boundary: open (shared memory, ring, pass) and close (end, state, log). */
+    {
+        tir_open_pass(recorder, (uintptr_t)crumb, (uintptr_t)control, (uintptr_t)ring, CAPACITY, base, tir_ring_head(recorder),
+                      tir_ring_seq(recorder), tir_ring_woken(recorder), 512, 2, 1, 0);
+        ti_record a = record_of("a.rows", TI_F32, 2, shape23, NULL, rows, sizeof rows);
+        a.pass_index = 2;
+        CHECK(take(recorder, &a) == 0 && crumb[0] == 2);
+        double state[7];
+        uint8_t log[40];
+        CHECK(tir_close_pass(recorder, state, log, 0, 8) == 40); /* too small: nothing copied, the length told */
+        CHECK(tir_close_pass(recorder, state, log, 0, sizeof log) == 40);
+        uint32_t logged[3];
+        memcpy(logged, log, sizeof logged);
+        CHECK(logged[0] == 0u && logged[1] == TI_F32 && logged[2] == 2u);
+        CHECK(state[0] == 1.0 && state[1] == 24.0 && state[2] == 0.0 && state[6] == 40.0);
+        CHECK(tir_close_pass(recorder, state, log, 40, sizeof log) == 0);
+        CHECK(take(recorder, &a) == 1); /* closed: nothing more is taken */
+    }
 
     /* Each violation is handed over, nothing is written, the pass stops. */
     const int64_t negative[2] = {-1, 3}, negative_strides[2] = {3, -1}, nine[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};

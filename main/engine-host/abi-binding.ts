@@ -104,34 +104,46 @@ export interface RecordGuard {
   free(): void;
 }
 
-interface GuardFunctions {
-  create: NativeFunction;
-  free: NativeFunction;
-  setForward: NativeFunction;
-  recordFn: NativeFunction;
-  takeForeign: NativeFunction;
-  firstName: NativeFunction;
+/** A function koffi bound: arguments and result as koffi converts them. */
+export type NativeFunction = (...args: unknown[]) => unknown;
+
+/**
+ * Binds the host's own C library `file` in engine/build (the record guard, the C recorder): each
+ * of `prototypes` (a C prototype per name, in the ABI's types, registered here for this thread)
+ * becomes a function. null when the library was not built.
+ */
+export function bindHostLibrary<Name extends string>(file: string, prototypes: Readonly<Record<Name, string>>): Record<Name, NativeFunction> | null {
+  const path = join(packageRoot(), 'engine', 'build', file);
+  if (!existsSync(path)) return null;
+  abiTypesForThisThread();
+  const lib = koffi.load(path);
+  const bound: Partial<Record<Name, NativeFunction>> = {};
+  for (const name of Object.keys(prototypes) as Name[]) bound[name] = lib.func(prototypes[name]) as NativeFunction;
+  return bound as Record<Name, NativeFunction>;
 }
 
-let guardFunctions: GuardFunctions | undefined;
+const GUARD_PROTOTYPES = {
+  create: 'void *trg_new(ti_record_fn *forward)',
+  free: 'void trg_free(void *guard)',
+  setForward: 'void trg_set_forward(void *guard, ti_record_fn *forward, void *user)',
+  recordFn: 'ti_record_fn *trg_record_fn(void)',
+  takeForeign: 'uint32_t trg_take_foreign(void *guard)',
+  firstName: 'const char *trg_first_foreign_name(void *guard)',
+} as const;
+
+let guardFunctions: Record<keyof typeof GUARD_PROTOTYPES, NativeFunction> | undefined;
 
 export const RECORD_GUARD_LIBRARY = 'libti_record_guard.so';
 
 /** Creates a guard owned by the calling thread that forwards to the registered callback `forward`. */
 export function createRecordGuard(forward: Pointer): RecordGuard {
-  abiTypesForThisThread();
   guardFunctions ??= (() => {
-    const path = join(packageRoot(), 'engine', 'build', RECORD_GUARD_LIBRARY);
-    if (!existsSync(path)) throw new Error(`${path} is missing: run \`make -C engine\` (or \`npm install\`) to build the engine host's record guard`);
-    const lib = koffi.load(path);
-    return {
-      create: lib.func('void *trg_new(ti_record_fn *forward)') as NativeFunction,
-      free: lib.func('void trg_free(void *guard)') as NativeFunction,
-      setForward: lib.func('void trg_set_forward(void *guard, ti_record_fn *forward, void *user)') as NativeFunction,
-      recordFn: lib.func('ti_record_fn *trg_record_fn(void)') as NativeFunction,
-      takeForeign: lib.func('uint32_t trg_take_foreign(void *guard)') as NativeFunction,
-      firstName: lib.func('const char *trg_first_foreign_name(void *guard)') as NativeFunction,
-    };
+    const bound = bindHostLibrary(RECORD_GUARD_LIBRARY, GUARD_PROTOTYPES);
+    if (bound === null) {
+      const path = join(packageRoot(), 'engine', 'build', RECORD_GUARD_LIBRARY);
+      throw new Error(`${path} is missing: run \`make -C engine\` (or \`npm install\`) to build the engine host's record guard`);
+    }
+    return bound;
   })();
   const fns = guardFunctions;
   const user = asPointer(fns.create(forward));
@@ -139,6 +151,8 @@ export function createRecordGuard(forward: Pointer): RecordGuard {
   const fn = asPointer(fns.recordFn());
   if (fn === null) throw new Error('trg_record_fn returned NULL');
   let freed = false;
+  // The forward target last set: set again only when it changes (the worker routes every pass).
+  let forwarding: [Pointer, Pointer | null] = [forward, null];
   return {
     fn,
     user,
@@ -146,8 +160,10 @@ export function createRecordGuard(forward: Pointer): RecordGuard {
       const count = asNumber(fns.takeForeign(user), 'trg_take_foreign');
       return count === 0 ? null : { count, firstName: asString(fns.firstName(user), 'trg_first_foreign_name') };
     },
-    forwardTo(forward, forwardUser) {
-      fns.setForward(user, forward, forwardUser);
+    forwardTo(target, targetUser) {
+      if (forwarding[0] === target && forwarding[1] === targetUser) return;
+      fns.setForward(user, target, targetUser);
+      forwarding = [target, targetUser];
     },
     free() {
       if (!freed) fns.free(user);
@@ -239,7 +255,6 @@ const ABI_SYMBOLS = [
 ] as const;
 
 type AbiSymbol = (typeof ABI_SYMBOLS)[number][0];
-type NativeFunction = (...args: unknown[]) => unknown;
 
 function bindSymbols(library: string, lib: LibraryHandle): Record<AbiSymbol, NativeFunction> {
   const bound: Partial<Record<AbiSymbol, NativeFunction>> = {};

@@ -443,6 +443,19 @@ export class EngineHost {
     });
   }
 
+  /** A log of the records the C recorder took (record-log.ts, base64), announced; false (the channel ended) when it is malformed. */
+  private onRecordLog(pass: number, log: string): boolean {
+    let records: RecordsMessage['records'];
+    try {
+      records = decodeRecordLog(Buffer.from(log, 'base64'), this.boundaryNames);
+    } catch (error) {
+      this.protocolViolation(`malformed record log from the engine worker: ${error instanceof Error ? error.message : String(error)}`);
+      return false;
+    }
+    this.onRecords(pass, records);
+    return true;
+  }
+
   /** Records the worker announced: the pass's progress, then every listener. */
   private onRecords(pass: number, records: RecordsMessage['records']): void {
     const last = records.at(-1);
@@ -480,17 +493,9 @@ export class EngineHost {
       case 'records':
         this.onRecords(message.pass, message.records);
         return;
-      case 'recordLog': {
-        let records: RecordsMessage['records'];
-        try {
-          records = decodeRecordLog(Buffer.from(message.log, 'base64'), this.boundaryNames);
-        } catch (error) {
-          this.protocolViolation(`malformed record log from the engine worker: ${error instanceof Error ? error.message : String(error)}`);
-          return;
-        }
-        this.onRecords(message.pass, records);
+      case 'recordLog':
+        this.onRecordLog(message.pass, message.log);
         return;
-      }
       case 'passBegin':
         this.current = { index: message.index, kind: message.kind, lastBoundary: null, recordCount: 0 };
         return;
@@ -516,8 +521,18 @@ export class EngineHost {
           this.protocolViolation(problem);
           return;
         }
-        if (pending.op === 'runPass') this.current = null;
-        pending.resolve(value.data);
+        let resolved: unknown = value.data;
+        if (pending.op === 'runPass') {
+          // The pass's records ride in its reply: announced first, as if they had come before it.
+          const { recordLog, ...result } = value.data as ReplyValue<'runPass'>;
+          if (recordLog !== undefined && !this.onRecordLog(result.index, recordLog)) {
+            pending.reject(new EngineHostError(this.fatalMessage ?? 'malformed record log from the engine worker'));
+            return;
+          }
+          this.current = null;
+          resolved = result;
+        }
+        pending.resolve(resolved);
         return;
       }
     }

@@ -156,6 +156,13 @@ export const PassEngineErrorSchema = z.object({
 /** What the worker can say about a pass (crashes and timeouts are the caller's verdicts). */
 export const WorkerPassResultSchema = z.discriminatedUnion('status', [PassOkSchema, PassEngineErrorSchema]);
 export type WorkerPassResult = z.infer<typeof WorkerPassResultSchema>;
+/**
+ * The runPass reply: the pass's result and, where the C recorder took its records, their log
+ * (record-log.ts, base64) since the last 'recordLog' message, which the caller announces before
+ * the pass resolves (one message per pass from the engine's thread, not two).
+ */
+const RecordLogField = { recordLog: z.string().optional() };
+export const WorkerPassReplySchema = z.discriminatedUnion('status', [PassOkSchema.extend(RecordLogField), PassEngineErrorSchema.extend(RecordLogField)]);
 
 export const LoadReplySchema = z.object({
   library: z.string(),
@@ -175,7 +182,7 @@ export const REPLY_VALUE_SCHEMAS = {
   setRecording: z.null(),
   inject: z.null(),
   beginCapture: z.null(),
-  runPass: WorkerPassResultSchema,
+  runPass: WorkerPassReplySchema,
   reset: z.null(),
   state: SessionStateSchema,
   finishCapture: z.object({ manifestPath: z.string() }),

@@ -53,7 +53,7 @@ import {
 import { CapturePool, CapturePoolError, DEFAULT_POOL_BYTES } from './capture-pool.ts';
 import { EngineCallError, EngineHostError, EngineLoadError } from './engine-errors.ts';
 import { nativeMemory, type NativeMemory } from './native-memory.ts';
-import { NativeRecorder, SERVICE, sharedAddress } from './native-recorder.ts';
+import { NativeRecorder, SERVICE, sharedAddress, type TakenPass } from './native-recorder.ts';
 import { METADATA_KEY } from '../core/bundle/safetensors-header.ts';
 import { threadCpuMs } from './thread-cpu-time.ts';
 import {
@@ -552,7 +552,21 @@ class EngineWorker {
     return parsed.data;
   }
 
-  private runPass(kind: PassKind): WorkerPassResult {
+  /**
+   * Runs a pass; with the C recorder its records' log (base64, record-log.ts) rides in the reply
+   * (`recordLog`), not in a message of its own: one message per pass from this thread, not two.
+   * threadCpuMs counts this thread's work for the whole pass, from here to the reply: routing the
+   * records and opening the captured pass, the engine's call with every record, reading the
+   * recorder back, ending the captured pass and the session state.
+   */
+  private runPass(kind: PassKind): WorkerPassResult & { recordLog?: string } {
+    const cpuStarted = threadCpuMs();
+    const result = this.runPassMeasured(kind);
+    const cpuEnded = cpuStarted === null ? null : threadCpuMs();
+    return result.status === 'ok' && cpuStarted !== null && cpuEnded !== null ? { ...result, threadCpuMs: Math.max(0, cpuEnded - cpuStarted) } : result;
+  }
+
+  private runPassMeasured(kind: PassKind): WorkerPassResult & { recordLog?: string } {
     const session = this.requireSession('runPass');
     const abi = this.abi();
     const index = kind === 'prefill' ? 0 : this.nextIndex;
@@ -573,7 +587,6 @@ class EngineWorker {
     this.callbackMs = 0;
     const waitsBefore = this.capture?.kind === 'pooled' ? { ...this.capture.pool.waits } : null;
     this.active = pass;
-    const cpuStarted = threadCpuMs();
     const started = performance.now();
     let status: number;
     try {
@@ -583,12 +596,13 @@ class EngineWorker {
     }
     const durationMs = performance.now() - started;
     // The C recorder's share of the per-record work is done once per pass, on this thread: it counts.
-    if (this.nativePass) this.finishNativePass(pass);
+    const recordLog = this.nativePass ? this.finishNativePass(pass) : null;
+    const logged = recordLog === null ? {} : { recordLog };
     this.announcer.flush();
-    const cpuEnded = cpuStarted === null ? null : threadCpuMs();
     // The capture could not take a record (its writer failed, the disk is full): the capture's error, not the engine's.
     if (pass.poolFailure !== null) {
       if (this.capture?.kind === 'pooled') this.capture.pass = null;
+      if (recordLog !== null) this.announcer.sendLog(pass.index, recordLog); // the error reply carries no log
       throw pass.poolFailure;
     }
     // Records the engine emitted from threads of its own were refused by the guard: the pass fails for that.
@@ -609,6 +623,7 @@ class EngineWorker {
         message: `${pass.failure} (the engine ignored the request to stop and returned TI_OK)`,
         recordCount: pass.recordCount,
         lastBoundary: pass.lastBoundary,
+        ...logged,
       };
     }
     if (status !== TI_STATUS.TI_OK) {
@@ -622,6 +637,7 @@ class EngineWorker {
         message,
         recordCount: pass.recordCount,
         lastBoundary: pass.lastBoundary,
+        ...logged,
       };
     }
     const state = this.state(session);
@@ -643,8 +659,7 @@ class EngineWorker {
             },
           }
         : {};
-    const cpu = cpuStarted !== null && cpuEnded !== null ? { threadCpuMs: Math.max(0, cpuEnded - cpuStarted) } : {};
-    return { status: 'ok', index, kind, mode, recordCount: pass.recordCount, bytes: pass.bytes, durationMs, ...cpu, state, ...stats };
+    return { status: 'ok', index, kind, mode, recordCount: pass.recordCount, bytes: pass.bytes, durationMs, state, ...stats, ...logged };
   }
 
   /** The ti_record_fn: runs on this thread inside ti_prefill / ti_decode. Never throws. */
@@ -807,33 +822,42 @@ class EngineWorker {
       this.nativeWindow = window;
     }
     const pooled = capture?.kind === 'pooled' ? capture : null;
-    native.setShared(crumb, pooled?.pool.controlBlock ?? null);
-    if (pooled !== null) native.setRing(pooled.pool.producerState());
-    native.beginPass(pass.index, pass.abiKind, pooled !== null, window?.from ?? 0);
+    native.openPass(
+      pass.index,
+      pass.abiKind,
+      window?.from ?? 0,
+      crumb,
+      pooled === null ? null : { control: pooled.pool.controlBlock, ring: pooled.pool.producerState() },
+    );
     guard.forwardTo(native.fn, native.user);
   }
 
   /** The pass's counters as the C recorder holds them; returns where it left the ring. */
   private syncCounters(pass: ActivePass, native: NativeRecorder): { head: number; seq: number; woken: number } {
     const { counters, ring } = native.passState();
+    this.adoptCounters(pass, counters);
+    return ring;
+  }
+
+  private adoptCounters(pass: ActivePass, counters: TakenPass): void {
     pass.recordCount = counters.records;
     pass.bytes = counters.bytes;
     pass.lastBoundary = counters.lastBoundary < 0 ? null : (this.boundaries[counters.lastBoundary]?.name ?? null);
-    return ring;
   }
 
   /**
    * The pass ended with the C recorder: the pool goes on from where it left the ring, the pass's
    * counters are its, and every record it took is announced to the caller (in one go, per pass).
    */
-  private finishNativePass(pass: ActivePass): void {
+  private finishNativePass(pass: ActivePass): string | null {
     const native = this.native;
     this.nativePass = false;
-    if (native === null) return;
-    native.endPass();
-    const ring = this.syncCounters(pass, native);
+    if (native === null) return null;
+    const { counters, ring } = native.closePass();
+    this.adoptCounters(pass, counters);
     if (this.capture?.kind === 'pooled') this.capture.pool.adoptProducer(ring);
-    this.announceTaken(pass, native);
+    const { words, bytes } = native.takenSince();
+    return bytes > 0 ? Buffer.from(words.buffer, words.byteOffset, bytes).toString('base64') : null;
   }
 
   /**

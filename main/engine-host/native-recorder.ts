@@ -4,12 +4,9 @@
 // thread without entering JavaScript; a record that breaks a check goes to the worker's
 // JavaScript callback (the fallback), which names the violation as it always has. The worker
 // reads the pass's counters and what to announce once per pass (takePass).
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import koffi, { type TypeObject } from 'koffi';
-import { packageRoot } from '../core/tool/tool-info.ts';
 import { ABI_DTYPE_ORDER, DTYPE_SIZE } from '../core/bundle/dtype.ts';
-import { abiTypesForThisThread, type Pointer } from './abi-binding.ts';
+import { bindHostLibrary, type NativeFunction, type Pointer } from './abi-binding.ts';
 
 export const RECORDER_LIBRARY = 'libti_recorder.so';
 
@@ -50,25 +47,27 @@ export interface TakenPass {
   readonly lastBoundary: number;
 }
 
-type NativeFunction = (...args: unknown[]) => unknown;
+const RECORDER_PROTOTYPES = {
+  create: 'void *tir_new(uint32_t boundaries, const uint8_t *dtype_sizes, uint32_t dtypes)',
+  free: 'void tir_free(void *r)',
+  setBoundary:
+    'int tir_set_boundary(void *r, uint32_t index, const uint8_t *name, uint32_t name_bytes, const uint8_t *stage, uint32_t stage_bytes, uint32_t keep, uint32_t lookup)',
+  setKeep: 'void tir_set_keep(void *r, uint32_t index, uint32_t keep)',
+  setCallbacks: 'void tir_set_callbacks(void *r, ti_record_fn *fallback, void *service)',
+  setRing: 'void tir_set_ring(void *r, uintptr_t ring, uint64_t capacity, uint64_t base, uint64_t head, uint32_t seq, uint64_t woken, uint64_t wake_bytes)',
+  openPass:
+    'void tir_open_pass(void *r, uintptr_t crumb, uintptr_t control, uintptr_t ring, uint64_t capacity, uint64_t base, uint64_t head, uint32_t seq, uint64_t woken, uint64_t wake_bytes, uint32_t index, uint32_t kind, uint32_t window_from)',
+  closePass: 'uint64_t tir_close_pass(void *r, _Out_ double *state, _Out_ uint8_t *log, uint64_t from, uint64_t capacity)',
+  passState: 'void tir_pass_state(void *r, _Out_ double *out)',
+  stop: 'void tir_stop(void *r)',
+  seen: 'uint32_t tir_seen(void *r, uint32_t index)',
+  logCopy: 'void tir_log_copy(void *r, _Out_ uint8_t *target, uint64_t from, uint64_t bytes)',
+  takeAs: 'int tir_take_as(void *r, void *record, int32_t index)',
+  addressOf: 'uintptr_t tir_address_of(void *p)',
+  recordFn: 'ti_record_fn *tir_record_fn(void)',
+} as const;
 
-interface RecorderFunctions {
-  create: NativeFunction;
-  free: NativeFunction;
-  setBoundary: NativeFunction;
-  setKeep: NativeFunction;
-  setCallbacks: NativeFunction;
-  setShared: NativeFunction;
-  setRing: NativeFunction;
-  passState: NativeFunction;
-  beginPass: NativeFunction;
-  endPass: NativeFunction;
-  stop: NativeFunction;
-  seen: NativeFunction;
-  logCopy: NativeFunction;
-  takeAs: NativeFunction;
-  addressOf: NativeFunction;
-  recordFn: NativeFunction;
+interface RecorderFunctions extends Record<keyof typeof RECORDER_PROTOTYPES, NativeFunction> {
   servicePointer: TypeObject;
 }
 
@@ -77,34 +76,8 @@ let functions: RecorderFunctions | null | undefined;
 /** The library's functions, or null when it was not built (the worker then keeps its JavaScript callback). */
 function recorderFunctions(): RecorderFunctions | null {
   if (functions !== undefined) return functions;
-  functions = null;
-  const path = join(packageRoot(), 'engine', 'build', RECORDER_LIBRARY);
-  if (!existsSync(path)) return functions;
-  abiTypesForThisThread();
-  const lib = koffi.load(path);
-  functions = {
-    create: lib.func('void *tir_new(uint32_t boundaries, const uint8_t *dtype_sizes, uint32_t dtypes)') as NativeFunction,
-    free: lib.func('void tir_free(void *r)') as NativeFunction,
-    setBoundary: lib.func(
-      'int tir_set_boundary(void *r, uint32_t index, const uint8_t *name, uint32_t name_bytes, const uint8_t *stage, uint32_t stage_bytes, uint32_t keep, uint32_t lookup)',
-    ) as NativeFunction,
-    setKeep: lib.func('void tir_set_keep(void *r, uint32_t index, uint32_t keep)') as NativeFunction,
-    setCallbacks: lib.func('void tir_set_callbacks(void *r, ti_record_fn *fallback, void *service)') as NativeFunction,
-    setShared: lib.func('void tir_set_shared(void *r, uintptr_t crumb, uintptr_t control)') as NativeFunction,
-    setRing: lib.func(
-      'void tir_set_ring(void *r, uintptr_t ring, uint64_t capacity, uint64_t base, uint64_t head, uint32_t seq, uint64_t woken, uint64_t wake_bytes)',
-    ) as NativeFunction,
-    passState: lib.func('void tir_pass_state(void *r, _Out_ double *out)') as NativeFunction,
-    beginPass: lib.func('void tir_begin_pass(void *r, uint32_t index, uint32_t kind, uint32_t capturing, uint32_t window_from)') as NativeFunction,
-    endPass: lib.func('void tir_end_pass(void *r)') as NativeFunction,
-    stop: lib.func('void tir_stop(void *r)') as NativeFunction,
-    seen: lib.func('uint32_t tir_seen(void *r, uint32_t index)') as NativeFunction,
-    logCopy: lib.func('void tir_log_copy(void *r, _Out_ uint8_t *target, uint64_t from, uint64_t bytes)') as NativeFunction,
-    takeAs: lib.func('int tir_take_as(void *r, void *record, int32_t index)') as NativeFunction,
-    addressOf: lib.func('uintptr_t tir_address_of(void *p)') as NativeFunction,
-    recordFn: lib.func('ti_record_fn *tir_record_fn(void)') as NativeFunction,
-    servicePointer: koffi.pointer(koffi.proto('int tir_service_fn(int op, uint64_t bytes)')),
-  };
+  const bound = bindHostLibrary(RECORDER_LIBRARY, RECORDER_PROTOTYPES);
+  functions = bound === null ? null : { ...bound, servicePointer: koffi.pointer(koffi.proto('int tir_service_fn(int op, uint64_t bytes)')) };
   return functions;
 }
 
@@ -127,6 +100,11 @@ export class NativeRecorder {
   private logRead = 0;
   /** tir_pass_state's seven numbers (one call for what the host reads after a pass). */
   private readonly state = new Float64Array(7);
+  /** Bytes of the log closePass copied into the buffer (-1 after passState: none). */
+  private lastLog = -1;
+  /** The capture pool's control block last given, and its address. */
+  private control: Int32Array | null = null;
+  private controlAddress = 0;
 
   private constructor(
     private readonly fns: RecorderFunctions,
@@ -172,23 +150,57 @@ export class NativeRecorder {
     this.fns.setKeep(this.user, index, keep ? 1 : 0);
   }
 
-  /** The crumb's address (0: none) and the capture pool's control block (null: no capture). */
-  setShared(crumb: number, control: Int32Array | null): void {
-    this.fns.setShared(this.user, crumb, control === null ? 0 : asNumber(this.fns.addressOf(control)));
-  }
-
   setRing(state: RingState): void {
     this.fns.setRing(this.user, state.ring, state.capacity, state.base, state.head, state.seq, state.woken, state.wakeBytes);
   }
 
-  beginPass(index: number, abiKind: number, capturing: boolean, windowFrom: number): void {
+  /**
+   * A pass begins, in one call: the crumb's address, and when capturing the pool's control block
+   * and its ring as the producer holds it (null: not capturing).
+   */
+  openPass(index: number, abiKind: number, windowFrom: number, crumb: number, capture: { control: Int32Array; ring: RingState } | null): void {
     this.logRead = 0;
-    this.fns.beginPass(this.user, index, abiKind, capturing ? 1 : 0, windowFrom);
+    this.lastLog = 0;
+    const fns = this.fns;
+    if (capture === null) {
+      fns.openPass(this.user, crumb, 0, 0, 0, 0, 0, 0, 0, 0, index, abiKind, windowFrom);
+      return;
+    }
+    const ring = capture.ring;
+    if (capture.control !== this.control) {
+      this.control = capture.control;
+      this.controlAddress = asNumber(fns.addressOf(capture.control));
+    }
+    fns.openPass(
+      this.user,
+      crumb,
+      this.controlAddress,
+      ring.ring,
+      ring.capacity,
+      ring.base,
+      ring.head,
+      ring.seq,
+      ring.woken,
+      ring.wakeBytes,
+      index,
+      abiKind,
+      windowFrom,
+    );
   }
 
-  /** Ends the pass: nothing more is taken until the next beginPass. */
-  endPass(): void {
-    this.fns.endPass(this.user);
+  /**
+   * The pass ends, in one call: nothing more is taken, its state is read (as passState) and the
+   * records taken since the last takenSince are copied out (read them with takenSince).
+   */
+  closePass(): { counters: TakenPass; ring: { head: number; seq: number; woken: number } } {
+    const from = this.logRead;
+    const bytes = asNumber(this.fns.closePass(this.user, this.state, this.log.words, from, this.logBuffer.byteLength));
+    if (bytes > this.logBuffer.byteLength) {
+      this.grownLog(bytes);
+      this.fns.logCopy(this.user, this.log.words, from, bytes);
+    }
+    this.lastLog = bytes;
+    return this.stateRead();
   }
 
   /** Takes nothing more (the host stopped the pass). */
@@ -201,8 +213,13 @@ export class NativeRecorder {
    * went in (head, entry sequence number, head at the last wake).
    */
   passState(): { counters: TakenPass; ring: { head: number; seq: number; woken: number } } {
+    this.fns.passState(this.user, this.state);
+    this.lastLog = -1;
+    return this.stateRead();
+  }
+
+  private stateRead(): { counters: TakenPass; ring: { head: number; seq: number; woken: number } } {
     const state = this.state;
-    this.fns.passState(this.user, state);
     return {
       counters: { records: state[0] as number, bytes: state[1] as number, lastBoundary: state[2] as number },
       ring: { head: state[3] as number, seq: state[4] as number, woken: state[5] as number },
@@ -219,18 +236,26 @@ export class NativeRecorder {
     return asNumber(this.fns.takeAs(this.user, record, index));
   }
 
-  /** The records taken in this pass since the last call, as far as the last passState saw. */
+  /** The records taken in this pass since the last call, as far as the last passState (or closePass) saw. */
   takenSince(): TakenLog {
     const from = this.logRead;
     const length = (this.state[6] as number) - from;
     if (length <= 0) return { ...this.log, bytes: 0 };
-    if (this.logBuffer.byteLength < length) {
-      this.logBuffer = new ArrayBuffer(Math.max(length, 2 * this.logBuffer.byteLength));
-      this.log = { words: new Uint32Array(this.logBuffer), numbers: new Float64Array(this.logBuffer), bytes: 0 };
+    // closePass copied them already; after passState they are copied here.
+    if (this.lastLog !== length) {
+      this.grownLog(length);
+      this.fns.logCopy(this.user, this.log.words, from, length);
     }
-    this.fns.logCopy(this.user, this.log.words, from, length);
     this.logRead = from + length;
+    this.lastLog = 0;
     return { ...this.log, bytes: length };
+  }
+
+  /** The log buffer, grown (doubling) to hold `length` bytes. */
+  private grownLog(length: number): void {
+    if (this.logBuffer.byteLength >= length) return;
+    this.logBuffer = new ArrayBuffer(Math.max(length, 2 * this.logBuffer.byteLength));
+    this.log = { words: new Uint32Array(this.logBuffer), numbers: new Float64Array(this.logBuffer), bytes: 0 };
   }
 
   free(): void {
