@@ -54,7 +54,7 @@ export interface EngineHostOptions {
   library: string;
   /** Default 'process'. */
   isolation?: Isolation;
-  /** How long one engine call (a pass, or any other) may take before the watchdog fires. Default 60 s. */
+  /** How long one engine call (a pass, or any other) may take before the watchdog fires. Default 60 s. Loading and opening or finishing a capture get loadTimeoutMs. */
   passTimeoutMs?: number;
   /**
    * How long loading the library may take (start(): spawning the engine host, dlopen with the
@@ -429,7 +429,7 @@ export class EngineHost {
         op: request.op,
         resolve,
         reject,
-        timer: setTimeout(() => this.onTimeout(request.op), request.op === 'load' ? this.loadTimeoutMs : this.passTimeoutMs),
+        timer: setTimeout(() => this.onTimeout(request.op), this.timeoutOf(request.op)),
       };
       this.pending.set(request.id, pending);
       if (request.op === 'runPass') this.current = null;
@@ -544,9 +544,20 @@ export class EngineHost {
     if (!this.transport.killIsConfirmed) void this.onDeath({ signal: null, exitCode: null, fatal: problem });
   }
 
+  /**
+   * The watchdog's bound for one request. Loading, and opening or finishing a capture, run no
+   * engine code past the library's constructors: they start a thread or a process, map the
+   * capture pool and write the manifest, which a busy machine slows down. They get the load's
+   * bound (at least MIN_LOAD_TIMEOUT_MS), so a short --timeout times the engine's calls, not the
+   * host's setup (a 1.5 s bound once expired in beginCapture at load 20, before any pass).
+   */
+  private timeoutOf(op: WorkerOp): number {
+    return op === 'load' || op === 'beginCapture' || op === 'finishCapture' ? this.loadTimeoutMs : this.passTimeoutMs;
+  }
+
   private onTimeout(op: WorkerOp): void {
     if (this.timedOut !== null || this.deathHandled) return;
-    this.timedOut = { op, timeoutMs: op === 'load' ? this.loadTimeoutMs : this.passTimeoutMs };
+    this.timedOut = { op, timeoutMs: this.timeoutOf(op) };
     this.transport.kill();
     // A killed process reports its death (after its pipe is drained); a spinning thread never will.
     if (!this.transport.killIsConfirmed) void this.onDeath({ signal: null, exitCode: null, fatal: null });

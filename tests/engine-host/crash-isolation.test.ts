@@ -4,7 +4,7 @@
 // The record path is covered both ways: through the capture pool and its writer thread (the
 // default where the C library has shared mappings) and by write() on the engine's thread
 // (TRACE_INSPECTOR_SPILL=write).
-import { rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
 import { EngineHostDeadError } from '../../main/engine-host/engine-errors.ts';
@@ -40,6 +40,22 @@ async function runToFault(
   const started = Date.now();
   const fault = await host.runPass('decode');
   return { host, prefill, fault, elapsedMs: Date.now() - started };
+}
+
+/** The engine-host processes this test process forked (their command line names the script). */
+function engineHostChildren(): Set<number> {
+  const children = new Set<number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (parent === process.pid && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('engine-host-process')) children.add(Number(entry));
+    } catch {
+      // gone between the listing and the read
+    }
+  }
+  return children;
 }
 
 /** The toy engine's records of the same passes, seen directly (same inputs, same bytes). */
@@ -108,6 +124,33 @@ describe('crash isolation (process)', () => {
     if (fault.status !== 'timeout') return;
     await expectRecovered(fault.recoveredManifest, dir, ['toy.embed'], 'timeout');
     await expect(host.reset()).rejects.toThrow(/timed out/);
+  });
+
+  it('the watchdog times the engine, not the host: a capture opened while the engine host is stopped past --timeout still opens', async () => {
+    // beginCapture starts the writer thread and maps the pool, which a busy machine slows down
+    // (it once took over 1.5 s at load 20): it runs under the load's bound, not the pass's.
+    // Stopping the engine-host process (SIGSTOP) makes that slowness certain.
+    const before = engineHostChildren();
+    const host = await EngineHost.start({ library: testlib('toy_engine'), isolation: 'process', passTimeoutMs: 2_000, loadTimeoutMs: 30_000 });
+    const [pid, ...others] = [...engineHostChildren()].filter((child) => !before.has(child));
+    expect(others).toEqual([]);
+    if (pid === undefined) throw new Error('the engine-host process was not found among this process children');
+    const inputs = toyInputs();
+    await host.open();
+    await setInputs(host, inputs);
+    const dir = captureDir('stopped-begin');
+    process.kill(pid, 'SIGSTOP');
+    const begun = host.beginCapture(dir, captureHeader(host, inputs)).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 4_000)); // twice the pass bound
+    if (host.alive) process.kill(pid, 'SIGCONT'); // a watchdog that fired has killed it
+    expect(await begun).toBeNull();
+    expect(host.alive).toBe(true);
+    expect((await host.runPass('prefill')).status).toBe('ok');
+    await host.finishCapture({ status: 'completed', message: '', last_pass: 0, last_boundary: null });
+    await host.close();
   });
 
   it('bad_data_engine: a fault while copying a record names that record, whose data never reached the bundle', async () => {
