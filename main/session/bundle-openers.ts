@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { openBundle, openBundleFromManifest, readManifest, type OpenBundleOptions, type TraceBundle } from '../core/bundle/bundle-reader.ts';
 import { bundleOpenedLater, type BundleOpenedLater } from '../core/bundle/bundle-opened-later.ts';
 import { CaptureInProgressReader } from '../core/bundle/capture-in-progress.ts';
-import { MANIFEST_FILE_NAME } from '../core/bundle/manifest-schema.ts';
+import { MANIFEST_FILE_NAME, type BundleManifest } from '../core/bundle/manifest-schema.ts';
 import type { JudgePool } from './judge-pool.ts';
 
 export type BundleOpener = (dir: string, options?: OpenBundleOptions) => Promise<TraceBundle>;
@@ -49,32 +49,20 @@ export const openersHere: BundleOpeners = {
   capture: captureViews(),
   bundleLater: async (dir, checksAfter) => {
     const manifestPath = join(dir, MANIFEST_FILE_NAME);
-    const manifest = await readManifest(dir, manifestPath);
-    return bundleOpenedLater(
-      dir,
-      manifest,
-      manifestPath,
-      openBundleFromManifest(dir, manifest, manifestPath, { verify: 'none', headers: 'lazy' }),
-      checksAfter,
-    );
+    return openedLaterFrom(dir, await readManifest(dir, manifestPath), manifestPath, checksAfter);
   },
 };
+
+/** A bundle usable from its manifest at once: its headers checked as it is read, its digests by `checksAfter`. */
+function openedLaterFrom(dir: string, manifest: BundleManifest, manifestPath: string, checksAfter: Promise<unknown> | undefined): BundleOpenedLater {
+  return bundleOpenedLater(dir, manifest, manifestPath, openBundleFromManifest(dir, manifest, manifestPath, { verify: 'none', headers: 'lazy' }), checksAfter);
+}
 
 /** The manifests read on `pool`'s workers. */
 export function openersOffThread(pool: JudgePool): BundleOpeners {
   return {
     bundle: async (dir, options = {}) => openBundleFromManifest(dir, await pool.manifest({ kind: 'bundle', dir }), join(dir, MANIFEST_FILE_NAME), options),
     capture: captureViews(),
-    bundleLater: async (dir, checksAfter) => {
-      const manifestPath = join(dir, MANIFEST_FILE_NAME);
-      const manifest = await pool.manifest({ kind: 'bundle', dir });
-      return bundleOpenedLater(
-        dir,
-        manifest,
-        manifestPath,
-        openBundleFromManifest(dir, manifest, manifestPath, { verify: 'none', headers: 'lazy' }),
-        checksAfter,
-      );
-    },
+    bundleLater: async (dir, checksAfter) => openedLaterFrom(dir, await pool.manifest({ kind: 'bundle', dir }), join(dir, MANIFEST_FILE_NAME), checksAfter),
   };
 }

@@ -3,13 +3,12 @@
 // a header that disagrees with the manifest, in the LAST pass's file, must still fail the open
 // naming the file and the field — every wait, including one for a pass whose own file is
 // intact, and every read — and never leave the run half opened.
-import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BundleError } from '../../main/core/bundle/errors.ts';
 import { alsoAwaiting, verifyInPassOrder } from '../../main/core/bundle/verify-in-pass-order.ts';
 import { openersHere } from '../../main/session/bundle-openers.ts';
-import { writeTablePair, type BundlePair } from '../helpers/synthetic-run.ts';
+import { writeLyingHeaderCopy, writeTablePair, type BundlePair } from '../helpers/synthetic-run.ts';
 import { tempDirTracker } from '../helpers/paths.ts';
 import { failureOf, openSession } from '../session/session-fixtures.ts';
 import { rejectionOf } from '../helpers/rejection.ts';
@@ -22,23 +21,12 @@ const LAST = PASSES - 1;
 let pair: BundlePair;
 let badDir: string;
 let badFile: string;
-const badField = `passes[${LAST}].boundaries[${PER_PASS - 1}].shape`;
+let badField: string;
 
 beforeAll(() => {
   pair = writeTablePair(tempDir('pair'), 'opened-later', PASSES, PER_PASS);
-  badDir = join(tempDir('bad'), 'native');
-  cpSync(pair.nativeDir, badDir, { recursive: true });
-  // The last boundary of the last pass: [4, 8] in its file, [8, 4] in the manifest (same bytes,
-  // so the manifest alone is valid; only its file's header shows the lie).
-  const manifestPath = join(badDir, 'manifest.json');
-  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { passes: { file: string; boundaries: { shape: number[]; strides: number[] }[] }[] };
-  const pass = manifest.passes[LAST];
-  const entry = pass?.boundaries[PER_PASS - 1];
-  if (pass === undefined || entry === undefined) throw new Error('the synthetic run is smaller than expected');
-  entry.shape = [8, 4];
-  entry.strides = [4, 1];
-  writeFileSync(manifestPath, JSON.stringify(manifest, null, 2));
-  badFile = join(badDir, pass.file);
+  // The last boundary of the last pass: [4, 8] in its file, [8, 4] in the manifest.
+  ({ dir: badDir, file: badFile, field: badField } = writeLyingHeaderCopy(pair.nativeDir, join(tempDir('bad'), 'native'), LAST, PER_PASS));
 });
 afterAll(removeTempDirs);
 

@@ -6,6 +6,7 @@
 // reference except: one boundary in 50 moved by 1e-7 (inside the contract: PASS, not identical),
 // one in 997 moved by 1e-2 (FAIL), and one NaN in pass 0 — so verdicts, badges and the first
 // divergence vary as in a real run.
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { bitExact, dummyWeights, faithful } from '../gate/gate-fixtures.ts';
 import { writeBundle, type PassSpec, type TensorSpec } from './bundle-builder.ts';
@@ -58,4 +59,31 @@ export function writeTablePair(root: string, caseId: string, passes: number, per
     native.push({ kind, mode: 'text', boundaries: natBoundaries });
   }
   return writePair(root, caseId, reference, native);
+}
+
+/** A copy of a table pair's native bundle whose manifest states one boundary's shape wrong. */
+export interface LyingHeaderCopy {
+  readonly dir: string;
+  /** The pass file whose header (not the manifest) tells the truth. */
+  readonly file: string;
+  /** The manifest field that lies. */
+  readonly field: string;
+}
+
+/**
+ * Copies `nativeDir` (writeTablePair's, `perPass` boundaries a pass) into `into` and restates the
+ * last boundary of pass `pass` as [8, 4] in the manifest, where its file holds [4, 8]: the same
+ * bytes, so the manifest alone is valid and only that file's header shows the lie.
+ */
+export function writeLyingHeaderCopy(nativeDir: string, into: string, pass: number, perPass: number): LyingHeaderCopy {
+  cpSync(nativeDir, into, { recursive: true });
+  const manifestPath = join(into, 'manifest.json');
+  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { passes: { file: string; boundaries: { shape: number[]; strides: number[] }[] }[] };
+  const entry = manifest.passes[pass]?.boundaries[perPass - 1];
+  const file = manifest.passes[pass]?.file;
+  if (entry === undefined || file === undefined) throw new Error('the synthetic run is smaller than expected');
+  entry.shape = [8, 4];
+  entry.strides = [4, 1];
+  writeFileSync(manifestPath, JSON.stringify(manifest, null, 2));
+  return { dir: into, file: join(into, file), field: `passes[${pass}].boundaries[${perPass - 1}].shape` };
 }
