@@ -2,7 +2,7 @@
 // reads back (rows-columns.ts) as the very rows it came from, every field; a malformed column is
 // refused by the schema with a message naming the field, on either end.
 import { describe, expect, it } from 'vitest';
-import { rowsReply } from '../../main/session/rows-encoding.ts';
+import { ROWS_PER_TURN, rowsReply, rowsReplyInTurns } from '../../main/session/rows-encoding.ts';
 import { base64ToBytes, bytesToBase64 } from '../../protocol/base64-bytes.ts';
 import { RowsReplySchema, type BoundaryRow, type RowsReply } from '../../protocol/inspector-api.ts';
 import { decodeRows } from '../../protocol/rows-columns.ts';
@@ -117,5 +117,24 @@ describe('getRows columns', () => {
     // A full reply always starts at row 0; a count that the columns do not hold.
     expect(refusal({ ...good, start: 5 })).toMatch(/start: a full reply starts at row 0, not 5/);
     expect(refusal({ ...good, count: 301 })).toMatch(/columns\.pass\.codes: expected 301 codes/);
+  });
+
+  it('encodes a long run in turns: the same reply, with the event loop let in between its columns', async () => {
+    const rows = sampleRows(3 * ROWS_PER_TURN, 500);
+    let turns = 0;
+    let ticking = true;
+    const tick = (): void => {
+      turns += 1;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const inTurns = await rowsReplyInTurns(5, 'full', 0, rows);
+    ticking = false;
+    const columns = Object.keys(inTurns.columns).length;
+    expect(inTurns).toEqual(rowsReply(5, 'full', 0, rows));
+    expect(Object.keys(inTurns.columns)).toEqual(Object.keys(rowsReply(5, 'full', 0, rows).columns));
+    // One turn before each column but the first, at least: the loop was never held for the whole reply.
+    expect(turns).toBeGreaterThanOrEqual(columns - 1);
+    expect(decodeRows(overTheWire(inTurns))).toEqual(rows);
   });
 });

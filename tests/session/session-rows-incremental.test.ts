@@ -1,7 +1,7 @@
 // getRows with `since`: a step's rows alone (mode 'append'), every row after anything else (mode
 // 'full'), and the client's merge of the appends equal to the full list, row for row, at every
 // version of a whole run. Plus the rows' `pcm` flag, the audio panel's list of playable streams.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pcmStreams } from '../../main/core/audio/pcm-boundary.ts';
@@ -13,6 +13,9 @@ import { cleanupBundles, f32, faithful, makeBundle, tensor } from '../compare/co
 import { referenceBundle } from '../helpers/paths.ts';
 import { failureOf, openSession, removeTempDirs, type TestSession } from './session-fixtures.ts';
 import { decodeRows } from '../../protocol/rows-columns.ts';
+import { ROWS_PER_TURN } from '../../main/session/rows-encoding.ts';
+import { writeTablePair } from '../helpers/synthetic-run.ts';
+import { freshTempDir } from '../helpers/paths.ts';
 
 let t: TestSession;
 afterAll(async () => {
@@ -210,5 +213,40 @@ describe('pcm rows', () => {
     await expect(declare({ 'grid.pcm': { sample_rate: 16000 } })).rejects.toThrow(
       /audio\["grid\.pcm"\]: declared audio, but pass 0 records "grid\.pcm" as F32 \[2, 2\]/,
     );
+  });
+});
+
+describe('a whole long run fetched at once', () => {
+  it('is built and encoded in turns, the serving thread answering meanwhile: every row once, in order, as a second fetch (from the cache) gives them', async () => {
+    const root = freshTempDir('rows-in-turns');
+    // Just over one slice of rows: two slices, one turn between them.
+    const perPass = Math.ceil((ROWS_PER_TURN + 1) / 3);
+    const pair = writeTablePair(root, 'rows-in-turns', 3, perPass);
+    const long = openSession('rows-in-turns');
+    try {
+      await long.call('openBundle', { dir: pair.referenceDir });
+      const opened = await long.call('openRun', { dir: pair.nativeDir });
+      expect(opened.rowCount).toBe(3 * perPass);
+      // Nothing has asked for the rows yet: this fetch builds all of them.
+      let turns = 0;
+      let ticking = true;
+      const tick = (): void => {
+        turns += 1;
+        if (ticking) setImmediate(tick);
+      };
+      setImmediate(tick);
+      const first = await long.call('getRows', {});
+      ticking = false;
+      // A turn between the two slices of rows and after each of the reply's columns, at least.
+      expect(turns).toBeGreaterThanOrEqual(1 + Object.keys(first.columns).length);
+      const rows = decodeRows(first);
+      expect(rows).toHaveLength(3 * perPass);
+      expect(rows.map((row) => row.order)).toEqual(rows.map((_, i) => i));
+      expect(rows.filter((row) => row.firstDivergence)).toHaveLength(1);
+      expect(decodeRows(await long.call('getRows', {}))).toEqual(rows);
+    } finally {
+      await long.session.close();
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });
