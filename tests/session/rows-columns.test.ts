@@ -7,6 +7,7 @@ import { base64ToBytes, bytesToBase64 } from '../../protocol/base64-bytes.ts';
 import { RowsReplySchema, type BoundaryRow, type RowsReply } from '../../protocol/inspector-api.ts';
 import { decodeRows } from '../../protocol/rows-columns.ts';
 import { mergeRows } from '../../protocol/rows-merge.ts';
+import { countTurns } from '../helpers/event-loop-turns.ts';
 
 const VERDICTS = ['PASS', 'FAIL', 'GAP', 'KNOWN_GAP', 'REVIEW_REQUIRED'] as const;
 const WIRE = [0, -0, 1e-300, 3.5, 'NaN', 'Infinity', '-Infinity', 2 ** 60, null] as const;
@@ -121,15 +122,9 @@ describe('getRows columns', () => {
 
   it('encodes a long run in turns: the same reply, with the event loop let in between its columns', async () => {
     const rows = sampleRows(3 * ROWS_PER_TURN, 500);
-    let turns = 0;
-    let ticking = true;
-    const tick = (): void => {
-      turns += 1;
-      if (ticking) setImmediate(tick);
-    };
-    setImmediate(tick);
+    const counting = countTurns();
     const inTurns = await rowsReplyInTurns(5, 'full', 0, rows);
-    ticking = false;
+    const turns = counting.stop();
     const columns = Object.keys(inTurns.columns).length;
     expect(inTurns).toEqual(rowsReply(5, 'full', 0, rows));
     expect(Object.keys(inTurns.columns)).toEqual(Object.keys(rowsReply(5, 'full', 0, rows).columns));

@@ -16,6 +16,7 @@ import { decodeRows } from '../../protocol/rows-columns.ts';
 import { ROWS_PER_TURN } from '../../main/session/rows-encoding.ts';
 import { writeTablePair } from '../helpers/synthetic-run.ts';
 import { freshTempDir } from '../helpers/paths.ts';
+import { countTurns } from '../helpers/event-loop-turns.ts';
 
 let t: TestSession;
 afterAll(async () => {
@@ -228,15 +229,9 @@ describe('a whole long run fetched at once', () => {
       const opened = await long.call('openRun', { dir: pair.nativeDir });
       expect(opened.rowCount).toBe(3 * perPass);
       // Nothing has asked for the rows yet: this fetch builds all of them.
-      let turns = 0;
-      let ticking = true;
-      const tick = (): void => {
-        turns += 1;
-        if (ticking) setImmediate(tick);
-      };
-      setImmediate(tick);
+      const counting = countTurns();
       const first = await long.call('getRows', {});
-      ticking = false;
+      const turns = counting.stop();
       // A turn between the two slices of rows and after each of the reply's columns, at least.
       expect(turns).toBeGreaterThanOrEqual(1 + Object.keys(first.columns).length);
       const rows = decodeRows(first);
