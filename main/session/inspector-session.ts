@@ -42,6 +42,7 @@ import { CALL_CODES, asCallError, callError, SessionErrorLog } from './session-e
 import { exportSessionReceipt, verifyReceiptText } from './session-receipt.ts';
 import { runLayerIsolation } from './session-isolation.ts';
 import { provenanceOf } from './session-provenance.ts';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { SessionVerdict } from './judge-messages.ts';
 import { ROWS_PER_TURN, rowsReplyInTurns } from './rows-encoding.ts';
 import { RowsLog } from './rows-log.ts';
@@ -461,7 +462,7 @@ export class InspectorSession {
     const built: BoundaryRow[] = [];
     for (let at = 0; at < plan.verdicts.length; at += ROWS_PER_TURN) {
       if (at > 0) {
-        await new Promise<void>((resolve) => setImmediate(resolve));
+        await nextTurn();
         if (this.rowsLog.version !== plan.version || this.oracle !== plan.oracle) return this.rows();
       }
       for (const row of buildRows(plan.verdicts.slice(at, at + ROWS_PER_TURN), plan.sources, plan.kept.length + at, plan.first)) built.push(row);

@@ -3,6 +3,7 @@
 // pass), the two error figures as float64, the booleans as one flags byte per row. Base64 through
 // Node's Buffer (encodeBase64): a 50k-row reply is ~2 MiB of it, and the serve process is single
 // threaded (protocol/base64-bytes.ts's portable loop took ~0.2 s for that; Buffer ~1 ms).
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { fromWire, type BoundaryRow, type RowColumns, type RowsReply } from '../../protocol/inspector-api.ts';
 import { encodeBase64 } from '../core/receipt/base64.ts';
 import { CODED_COLUMNS, ROW_FLAGS, codeWidth } from '../../protocol/row-columns-check.ts';
@@ -87,8 +88,8 @@ export async function rowsReplyInTurns(rowsVersion: number, mode: RowsReply['mod
   if (rows.length <= ROWS_PER_TURN) return rowsReply(rowsVersion, mode, start, rows);
   const columns: Partial<Record<keyof RowColumns, unknown>> = {};
   for (const [name, column] of rowColumnParts(rows)) {
+    if (Object.keys(columns).length > 0) await nextTurn();
     columns[name] = column;
-    await new Promise<void>((resolve) => setImmediate(resolve));
   }
   return { rowsVersion, mode, start, count: rows.length, columns: columns as unknown as RowColumns };
 }

@@ -232,8 +232,8 @@ describe('a whole long run fetched at once', () => {
       const counting = countTurns();
       const first = await long.call('getRows', {});
       const turns = counting.stop();
-      // A turn between the two slices of rows and after each of the reply's columns, at least.
-      expect(turns).toBeGreaterThanOrEqual(1 + Object.keys(first.columns).length);
+      // A turn between the two slices of rows and between the reply's columns, at least.
+      expect(turns).toBeGreaterThanOrEqual(1 + (Object.keys(first.columns).length - 1));
       const rows = decodeRows(first);
       expect(rows).toHaveLength(3 * perPass);
       expect(rows.map((row) => row.order)).toEqual(rows.map((_, i) => i));

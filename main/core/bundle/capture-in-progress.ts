@@ -21,6 +21,8 @@
 //
 // The journal is read, never written: the capture's owner (possibly another process) keeps
 // appending to it. A line is only trusted once its newline is on disk (parseJournal).
+// nextTurn: a turn of the event loop (its I/O callbacks run, the app's socket among them).
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { createHash } from 'node:crypto';
 import { open as openFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -322,11 +324,6 @@ export async function jsonDigestsInSlices(values: readonly unknown[], sliceChars
     chars += json.length;
   }
   return digests;
-}
-
-/** A turn of the event loop (its I/O callbacks run, the app's socket among them). */
-function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
