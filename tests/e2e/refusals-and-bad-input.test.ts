@@ -111,8 +111,10 @@ describe('bad input in the UI', () => {
     const errors = await errorTexts(page);
     expect(errors.some((text) => /pass 1/.test(text) && text.includes('SIGSEGV'))).toBe(true);
     await expect(byTestId(page, 'run-status').textContent()).resolves.toMatch(/crashed/);
-    const rows = await visibleRows(page);
-    expect(rows.filter((row) => row.id.startsWith('0:')).map((row) => row.verdict)).toEqual(['PASS', 'PASS', 'PASS']);
+    // The rows arrive in a getRows after the snapshot that ends the run: wait for them to be drawn.
+    await expect
+      .poll(async () => (await visibleRows(page)).filter((row) => row.id.startsWith('0:')).map((row) => row.verdict), { timeout: 30_000 })
+      .toEqual(['PASS', 'PASS', 'PASS']);
     await screenshot(page, '09-engine-crash');
 
     // The app is alive: the embedded default opens and runs again.
