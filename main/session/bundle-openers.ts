@@ -7,11 +7,13 @@
 // A capture in progress is the exception: its view is opened again after every pass, each time
 // from the last (CaptureInProgressReader), reading only the journal's new lines and the new pass
 // files' headers — a pass's worth of JSON, which the serving thread reads in a few milliseconds,
-// where the whole journal and every header, read again each step, grew with the run.
+// where the whole journal and every header, read again each step, grew with the run. Its last
+// view, the finished capture, is the whole manifest again: a judging worker reads it (judge-pool.ts
+// finishedCapture) and the serving thread receives the head and the entries its view lacks.
 import { join } from 'node:path';
 import { openBundle, openBundleFromManifest, readManifest, type OpenBundleOptions, type TraceBundle } from '../core/bundle/bundle-reader.ts';
 import { bundleOpenedLater, type BundleOpenedLater } from '../core/bundle/bundle-opened-later.ts';
-import { CaptureInProgressReader } from '../core/bundle/capture-in-progress.ts';
+import { CaptureInProgressReader, type FinishedManifestSource } from '../core/bundle/capture-in-progress.ts';
 import { MANIFEST_FILE_NAME, type BundleManifest } from '../core/bundle/manifest-schema.ts';
 import type { JudgePool } from './judge-pool.ts';
 
@@ -34,11 +36,14 @@ export interface BundleOpeners {
   bundleLater(dir: string, checksAfter?: Promise<unknown>): Promise<BundleOpenedLater>;
 }
 
-/** The views of the capture in progress opened last: each open reads what was sealed since the one before. */
-function captureViews(): (dir: string) => Promise<TraceBundle> {
+/**
+ * The views of the capture in progress opened last: each open reads what was sealed since the one
+ * before; the finished manifest is read by `finishedElsewhere` where it is given.
+ */
+function captureViews(finishedElsewhere: ((dir: string) => FinishedManifestSource) | null = null): (dir: string) => Promise<TraceBundle> {
   let reader: CaptureInProgressReader | null = null;
   return (dir) => {
-    if (reader?.dir !== dir) reader = new CaptureInProgressReader(dir);
+    if (reader?.dir !== dir) reader = new CaptureInProgressReader(dir, { verify: 'none' }, finishedElsewhere?.(dir) ?? null);
     return reader.open();
   };
 }
@@ -62,7 +67,7 @@ function openedLaterFrom(dir: string, manifest: BundleManifest, manifestPath: st
 export function openersOffThread(pool: JudgePool): BundleOpeners {
   return {
     bundle: async (dir, options = {}) => openBundleFromManifest(dir, await pool.manifest({ kind: 'bundle', dir }), join(dir, MANIFEST_FILE_NAME), options),
-    capture: captureViews(),
+    capture: captureViews((dir) => (knownPasses) => pool.finishedCapture(dir, knownPasses)),
     bundleLater: async (dir, checksAfter) => openedLaterFrom(dir, await pool.manifest({ kind: 'bundle', dir }), join(dir, MANIFEST_FILE_NAME), checksAfter),
   };
 }

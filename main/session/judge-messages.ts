@@ -11,6 +11,7 @@ import type { EngineDescription } from '../engine-host/engine-description.ts';
 import type { BundleErrorCode } from '../core/bundle/errors.ts';
 import type { SharedPin } from '../core/bundle/file-pins.ts';
 import type { BoundaryEntry, BundleManifest, Contract, PassEntry } from '../core/bundle/manifest-schema.ts';
+import type { FinishedManifestRead } from '../core/bundle/capture-in-progress.ts';
 import type { RunStop } from '../core/gate/case-verdicts.ts';
 import type { BoundaryMap } from '../core/compare/boundary-map.ts';
 import type { ContractSource } from '../core/compare/contracts-file.ts';
@@ -90,6 +91,13 @@ export type BundlePlace = Pick<BundleRef, 'kind' | 'dir'>;
 export type ToWorker =
   | { readonly type: 'open'; readonly places: readonly BundlePlace[] }
   | { readonly type: 'manifest'; readonly requestId: number; readonly place: BundlePlace }
+  /**
+   * The finished manifest of the capture in `dir` (its view grown to the finished bundle here,
+   * capture-in-progress.ts), for a session whose own view validated the first `knownPasses`
+   * entries: answered in manifest parts, its passes from `knownPasses` on, the first part with
+   * the digests (FinishedSummary).
+   */
+  | { readonly type: 'finishedCapture'; readonly requestId: number; readonly dir: string; readonly knownPasses: number }
   /** A manifest part received and taken in: the worker may send another. */
   | { readonly type: 'manifestAck'; readonly requestId: number }
   | { readonly type: 'begin'; readonly jobId: number; readonly job: JudgeJob }
@@ -196,7 +204,12 @@ export interface ManifestPart {
   pass: Omit<PassEntry, 'boundaries'> | null;
   boundaries: BoundaryEntry[];
   last: boolean;
+  /** On the first part of a finished capture's manifest ('finishedCapture'). */
+  finished?: FinishedSummary;
 }
+
+/** What a finished capture's manifest adds to its entries (capture-in-progress.ts FinishedManifestRead). */
+export type FinishedSummary = Omit<FinishedManifestRead, 'head' | 'passes'>;
 
 export const MANIFEST_PART_ROWS = 500;
 /** Manifest parts a worker sends ahead of the session's acknowledgements ('manifestAck'). */
@@ -218,6 +231,7 @@ const ManifestMessageSchema = z.discriminatedUnion('type', [
     pass: recordWith({ index: 'number', file: 'string', kind: 'string' }, 'a pass entry').nullable(),
     boundaries: arrayWhere<Record<string, unknown>>(hasFields({ name: 'string', dtype: 'string', shape: 'object', sha256: 'string' }), 'boundary entries'),
     last: z.boolean(),
+    finished: z.object({ passDigests: z.array(z.string()), inputsDigest: z.string(), real: z.string(), sha256: z.string() }).optional(),
   }),
   z.object({
     type: z.literal('manifestFailed'),

@@ -17,10 +17,12 @@ import { packageRoot } from '../core/tool/tool-info.ts';
 import { BundleError, type BundleErrorCode } from '../core/bundle/errors.ts';
 import type { BundleManifest, PassEntry } from '../core/bundle/manifest-schema.ts';
 import type { SharedPin } from '../core/bundle/file-pins.ts';
+import type { FinishedManifestRead } from '../core/bundle/capture-in-progress.ts';
 import {
   parseFromWorker,
   parseManifestMessage,
   type BundlePlace,
+  type FinishedSummary,
   type FromWorker,
   type JudgeJob,
   type PassSlice,
@@ -245,7 +247,26 @@ export class JudgePool {
    * The manifest of the bundle at `place`, read and validated on a worker and received in parts
    * (judge-messages.ts ManifestPart). Rejects with the reader's BundleError when it is refused.
    */
-  manifest(place: BundlePlace): Promise<BundleManifest> {
+  async manifest(place: BundlePlace): Promise<BundleManifest> {
+    return (await this.manifestParts(place, (requestId) => ({ type: 'manifest', requestId, place: { kind: place.kind, dir: place.dir } }))).manifest;
+  }
+
+  /**
+   * The finished manifest of this session's capture in `dir`, read and validated on a worker,
+   * which grows its own view of the capture to the finished bundle and keeps it open for the
+   * judging of the last pass (one parse of the manifest, off this thread): the head, every entry's
+   * digest and the entries from `knownPasses` on (capture-in-progress.ts FinishedManifestSource).
+   */
+  async finishedCapture(dir: string, knownPasses: number): Promise<FinishedManifestRead> {
+    const place: BundlePlace = { kind: 'capture', dir };
+    const { manifest, finished } = await this.manifestParts(place, (requestId) => ({ type: 'finishedCapture', requestId, dir, knownPasses }));
+    if (finished === null) throw new JudgeFailure(`the worker reading ${dir} sent the finished manifest without its digests`);
+    const { passes, ...head } = manifest;
+    return { head, passes, ...finished };
+  }
+
+  /** Sends `request` to a worker and receives the manifest it answers in parts (acknowledged one turn later). */
+  private manifestParts(place: BundlePlace, request: (requestId: number) => ToWorker): Promise<{ manifest: BundleManifest; finished: FinishedSummary | null }> {
     if (this.closed) return Promise.reject(new JudgeFailure('the session is closed'));
     const requestId = ++this.jobs;
     let worker: Worker;
@@ -254,8 +275,9 @@ export class JudgePool {
     } catch (error) {
       return Promise.reject(error);
     }
-    return new Promise<BundleManifest>((resolve, reject) => {
+    return new Promise((resolve, reject) => {
       let head: Omit<BundleManifest, 'passes'> | null = null;
+      let finished: FinishedSummary | null = null;
       const passes: PassEntry[] = [];
       const settle = (outcome: { ok: true; manifest: BundleManifest } | { ok: false; error: Error }, keep: boolean): void => {
         worker.removeAllListeners();
@@ -264,7 +286,7 @@ export class JudgePool {
           worker.on('error', () => undefined);
           void worker.terminate();
         }
-        if (outcome.ok) resolve(outcome.manifest);
+        if (outcome.ok) resolve({ manifest: outcome.manifest, finished });
         else reject(outcome.error);
       };
       worker.on('message', (raw: unknown) => {
@@ -281,6 +303,7 @@ export class JudgePool {
           return;
         }
         if (message.head !== null) head = message.head;
+        if (message.finished !== undefined) finished = message.finished;
         if (message.pass !== null) passes.push({ ...message.pass, boundaries: message.boundaries });
         else {
           const into = passes.at(-1)?.boundaries;
@@ -299,7 +322,7 @@ export class JudgePool {
       });
       worker.on('error', (error: Error) => settle({ ok: false, error: new JudgeFailure(`the worker reading ${place.dir} failed: ${error.message}`) }, false));
       worker.on('exit', (code: number) => settle({ ok: false, error: new JudgeFailure(`the worker reading ${place.dir} stopped (exit code ${code})`) }, false));
-      worker.postMessage({ type: 'manifest', requestId, place: { kind: place.kind, dir: place.dir } } satisfies ToWorker);
+      worker.postMessage(request(requestId));
     });
   }
 

@@ -26,6 +26,7 @@ import {
   sessionVerdict,
   type BundlePlace,
   type BundleRef,
+  type FinishedSummary,
   type FromWorker,
   type JudgeJob,
   type ManifestFailed,
@@ -189,10 +190,10 @@ function acknowledged(): void {
   resume?.();
 }
 
-async function sendManifest(requestId: number, manifest: BundleManifest): Promise<void> {
+async function sendManifest(requestId: number, manifest: BundleManifest, finished?: FinishedSummary): Promise<void> {
   const { passes, ...head } = manifest;
   partsInFlight = 0;
-  let part: ManifestPart = { type: 'manifestPart', requestId, head, pass: null, boundaries: [], last: false };
+  let part: ManifestPart = { type: 'manifestPart', requestId, head, pass: null, boundaries: [], last: false, ...(finished === undefined ? {} : { finished }) };
   const flush = async (): Promise<void> => {
     while (partsInFlight >= MANIFEST_PARTS_IN_FLIGHT) await new Promise<void>((resolve) => (onAck = resolve));
     partsInFlight += 1;
@@ -280,6 +281,21 @@ async function handle(message: Work): Promise<FromWorker | null> {
     }
     return null;
   }
+  if (message.type === 'finishedCapture') {
+    try {
+      // This worker's own view of the capture grows to the finished bundle (one parse of the
+      // manifest, validated against the view's entries) and stays open for the last pass's judging.
+      await opened({ kind: 'capture', dir: message.dir });
+      const read = captures.get(message.dir)?.finishedRead(message.knownPasses) ?? null;
+      if (read === null)
+        throw new Error(`${join(message.dir, MANIFEST_FILE_NAME)}: the capture in ${message.dir} is not finished (its journal is still there)`);
+      const { head, passes, ...finished } = read;
+      await sendManifest(message.requestId, { ...head, passes: [...passes] }, finished);
+    } catch (error) {
+      port?.postMessage(manifestFailure(message.requestId, error));
+    }
+    return null;
+  }
   if (message.type === 'begin') {
     current = { jobId: message.jobId, job: message.job };
     await keepOnly(message.job);
@@ -326,7 +342,7 @@ port.on('message', (message: ToWorker) => {
       const answer = await handle(work);
       if (answer !== null) port.postMessage(answer);
     } catch (error) {
-      if (work.type !== 'open' && work.type !== 'manifest')
+      if (work.type !== 'open' && work.type !== 'manifest' && work.type !== 'finishedCapture')
         port.postMessage({ type: 'failed', jobId: work.jobId, message: error instanceof Error ? error.message : String(error) } satisfies FromWorker);
     }
   });

@@ -203,7 +203,10 @@ export class RunController {
       // it grew from the view of the capture in progress (capture-in-progress.ts), its files not
       // hashed again nor their headers read again where their identity has not moved (the whole
       // run, before the last pass could be judged); every tensor's sha256 is still checked on
-      // each read, as for the view of the capture in progress.
+      // each read, as for the view of the capture in progress. The manifest (tens of MB for a long
+      // run) is read on a judging worker, which keeps it open for the last pass's judging; this
+      // thread receives the head and the entries its view lacks, and refuses a finished manifest
+      // whose earlier entries are not the ones its view held and the rows were judged from.
       return { native: await this.hooks.open.capture(live.outDir), unreadable: null, kind: 'capture' };
     } catch (error) {
       if (error instanceof BundleError) return { native: null, unreadable: error.message, kind: 'bundle' };

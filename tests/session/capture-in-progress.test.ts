@@ -8,9 +8,11 @@ import { appendFileSync, readFileSync, utimesSync, writeFileSync } from 'node:fs
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EngineHost } from '../../main/engine-host/engine-host.ts';
-import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
+import { openBundle, type TraceBundle } from '../../main/core/bundle/bundle-reader.ts';
 import { CaptureInProgressReader, jsonDigestsInSlices, openCaptureInProgress } from '../../main/core/bundle/capture-in-progress.ts';
 import { BundleError } from '../../main/core/bundle/errors.ts';
+import { openersOffThread, type BundleOpeners } from '../../main/session/bundle-openers.ts';
+import { JudgePool } from '../../main/session/judge-pool.ts';
 import { captureHeader, setInputs, toyInputs } from '../engine-host/engine-host-fixtures.ts';
 import { TOY_ENGINE } from '../gate/gate-fixtures.ts';
 import { removeTempDirs, tempDir } from './session-fixtures.ts';
@@ -244,54 +246,136 @@ describe('the finished capture, opened from the last view of it in progress', ()
     }
   });
 
-  /** Edits the finished manifest.json: `change` returns the file its edit contradicts and the field it names. */
-  async function editedFinishedManifest(name: string, change: (manifest: EditableManifest) => { file: string; field: string }): Promise<void> {
+  /** Edits the finished manifest.json of a stepped capture: `change` returns the field its edit changes. */
+  async function editedFinished(
+    name: string,
+    change: (manifest: EditableManifest) => string,
+  ): Promise<{ dir: string; reader: CaptureInProgressReader; field: string; close: () => Promise<void> }> {
     const { dir, host, reader, view } = await steppedCapture(name);
     try {
       await finish(host);
-      const manifestPath = join(dir, 'manifest.json');
-      const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as EditableManifest;
-      const { file, field } = change(manifest);
-      writeFileSync(manifestPath, JSON.stringify(manifest, null, 2));
-      const freshFailure = await bundleErrorOf(openBundle(dir, { verify: 'none' }));
-      const grownFailure = await bundleErrorOf(reader.open());
-      expect(grownFailure.code).toBe('E_DTYPE_MISMATCH');
-      expect(grownFailure.file).toBe(join(dir, file));
-      expect(grownFailure.issues.map((issue) => issue.field)).toContain(field);
-      expectSameFailure(grownFailure, freshFailure);
-      await view.close();
     } finally {
       await host.close();
     }
+    const manifestPath = join(dir, 'manifest.json');
+    const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as EditableManifest;
+    const field = change(manifest);
+    writeFileSync(manifestPath, JSON.stringify(manifest, null, 2));
+    return { dir, reader, field, close: () => view.close() };
   }
 
-  it('an earlier pass entry of manifest.json that differs from the one validated is validated and its file checked in full', async () => {
-    // The finished manifest says pass 0's toy.mix is I32; its file's header says F32.
-    await editedFinishedManifest('finished-pass-changed', (manifest) => {
-      const pass = manifest.passes[0];
-      const at = pass?.boundaries.findIndex((entry) => entry.name === 'toy.mix') ?? -1;
-      const mix = pass?.boundaries[at];
-      if (pass === undefined || mix === undefined) throw new Error('pass 0 records no toy.mix');
+  /** The finished view refuses an entry the view before validated (and the passes were judged from) that the finished manifest states otherwise. */
+  async function expectRefused(name: string, change: (manifest: EditableManifest) => string): Promise<void> {
+    const { dir, reader, field, close } = await editedFinished(name, change);
+    const failure = await bundleErrorOf(reader.open());
+    expect([failure.code, failure.file, failure.field]).toEqual(['E_JOURNAL', join(dir, 'manifest.json'), field]);
+    expect(failure.message).toMatch(/judged/);
+    await close();
+  }
+
+  const mixOfPass0 = (manifest: EditableManifest): { at: number; mix: { dtype: string } } => {
+    const at = manifest.passes[0]?.boundaries.findIndex((entry) => entry.name === 'toy.mix') ?? -1;
+    const mix = manifest.passes[0]?.boundaries[at];
+    if (mix === undefined) throw new Error('pass 0 records no toy.mix');
+    return { at, mix };
+  };
+
+  it('an earlier pass entry of manifest.json that differs from the one judged is refused, naming manifest.json and the field', async () => {
+    // The finished manifest says pass 0's toy.mix is I32; the journal (and its file's header) F32.
+    await expectRefused('finished-pass-changed', (manifest) => {
+      const { at, mix } = mixOfPass0(manifest);
       mix.dtype = 'I32';
-      return { file: pass.file, field: `passes[0].boundaries[${at}].dtype` };
+      return `passes[0].boundaries[${at}].dtype`;
     });
   });
 
-  it('inputs of manifest.json that differ from the ones validated are validated and their file checked in full', async () => {
-    await editedFinishedManifest('finished-inputs-changed', (manifest) => {
+  it('inputs of manifest.json that differ from the ones validated are refused, naming manifest.json and the field', async () => {
+    await expectRefused('finished-inputs-changed', (manifest) => {
       // prompt_tokens is I32 in its file's header.
       const at = manifest.inputs.findIndex((entry) => entry.dtype === 'I32');
       const input = manifest.inputs[at];
       if (input === undefined) throw new Error('no I32 input');
       input.dtype = 'F32';
-      return { file: input.file, field: `inputs[${at}].dtype` };
+      return `inputs[${at}].dtype`;
     });
+  });
+
+  it('an earlier pass entry that a fresh open accepts (another mode) is refused all the same: the rows were judged from the journal', async () => {
+    const { dir, reader, field, close } = await editedFinished('finished-mode-changed', (manifest) => {
+      const pass = manifest.passes[0];
+      if (pass === undefined) throw new Error('no pass 0');
+      pass.mode = 'audio';
+      return 'passes[0].mode';
+    });
+    const fresh = await openBundle(dir, { verify: 'none' });
+    expect(fresh.passes[0]?.mode).toBe('audio');
+    await fresh.close();
+    const failure = await bundleErrorOf(reader.open());
+    expect([failure.code, failure.file, failure.field]).toEqual(['E_JOURNAL', join(dir, 'manifest.json'), field]);
+    await close();
+  });
+});
+
+describe("the finished read on a judging worker (the session's serving thread)", () => {
+  const pool = new JudgePool({ workers: 1 });
+  afterAll(() => pool.close());
+
+  /** A toy capture whose views after prefill and a decode were opened by `openers`, then finished; `edit` may change its manifest.json. */
+  async function finishedThrough(name: string, openers: BundleOpeners, edit: (manifest: EditableManifest) => void = () => undefined) {
+    const dir = join(tempDir(name), 'native');
+    const host = await EngineHost.start({ library: TOY_ENGINE });
+    const views: TraceBundle[] = [];
+    try {
+      const inputs = toyInputs();
+      await host.open();
+      await setInputs(host, inputs);
+      await host.beginCapture(dir, captureHeader(host, inputs));
+      await host.runPass('prefill');
+      views.push(await openers.capture(dir));
+      await host.runPass('decode');
+      views.push(await openers.capture(dir));
+      await host.runPass('decode');
+      await host.finishCapture({ status: 'completed', message: '', last_pass: 2, last_boundary: 'toy.token' });
+    } finally {
+      await host.close();
+    }
+    const manifestPath = join(dir, 'manifest.json');
+    const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as EditableManifest;
+    edit(manifest);
+    writeFileSync(manifestPath, JSON.stringify(manifest, null, 2));
+    return { dir, views };
+  }
+
+  it("equals a fresh open, the earlier entries the serving view's own objects and the last pass's sent across", async () => {
+    const openers = openersOffThread(pool);
+    const { dir, views } = await finishedThrough('off-thread-finished', openers);
+    const grown = await openers.capture(dir);
+    const fresh = await openBundle(dir, { verify: 'none' });
+    expect(grown.manifestPath).toBe(join(dir, 'manifest.json'));
+    expect(grown.manifest).toEqual(fresh.manifest);
+    views[1]?.passes.forEach((pass, p) => expect(grown.passes[p]).toBe(pass));
+    const last = await grown.readBoundary(2, 'toy.token');
+    const lastFresh = await fresh.readBoundary(2, 'toy.token');
+    expect(Buffer.compare(Buffer.from(last.data), Buffer.from(lastFresh.data))).toBe(0);
+    await Promise.all([...views, grown, fresh].map((bundle) => bundle.close()));
+  });
+
+  it("an earlier entry that differs from the serving view's is refused naming manifest.json and the pass, though the worker (no view of its own) accepted it", async () => {
+    const openers = openersOffThread(pool);
+    const { dir, views } = await finishedThrough('off-thread-mode-changed', openers, (manifest) => {
+      const pass = manifest.passes[1];
+      if (pass === undefined) throw new Error('no pass 1');
+      pass.mode = 'audio';
+    });
+    const failure = await bundleErrorOf(openers.capture(dir));
+    expect([failure.code, failure.file, failure.field]).toEqual(['E_JOURNAL', join(dir, 'manifest.json'), 'passes[1]']);
+    await Promise.all(views.map((bundle) => bundle.close()));
   });
 });
 
 interface EditableManifest {
   inputs: { file: string; dtype: string }[];
-  passes: { file: string; boundaries: { name: string; dtype: string }[] }[];
+  passes: { file: string; mode: string | null; boundaries: { name: string; dtype: string }[] }[];
 }
 
 describe('the finished read on the serving thread', () => {

@@ -14,10 +14,17 @@
 // in full (bundle-reader.ts grownFrom), so a changed earlier pass fails with the error naming it.
 //
 // The last view is the finished capture itself: once the journal is gone and manifest.json
-// written, the view is opened from that manifest, validated in full but for the entries whose JSON
-// is byte for byte the one validated before (their sha256), which are the earlier view's own
-// objects, so the finished bundle too grows from the view before rather than being opened afresh
-// (every pass file's header read again, the whole run) — and still equals a fresh open of it.
+// written, the view is opened from that manifest, validated in full but for the entries the view
+// before validated, which must be byte for byte the same JSON (their sha256) and are then the
+// earlier view's own objects, so the finished bundle too grows from the view before rather than
+// being opened afresh (every pass file's header read again, the whole run). A finished manifest
+// whose entry of an earlier pass (or whose inputs) differs from the one the view validated, and
+// the passes were judged from, is refused (E_JOURNAL naming manifest.json and the first field that
+// differs): the rows shown would not be the finished bundle's.
+//
+// The finished manifest of a long run is tens of MB of JSON. The serving thread's reader has it
+// read elsewhere (FinishedManifestSource: a judging worker, judge-pool.ts finishedCapture) and
+// receives only the head, the digests of the entries and the entries it did not validate.
 //
 // The journal is read, never written: the capture's owner (possibly another process) keeps
 // appending to it. A line is only trusted once its newline is on disk (parseJournal).
@@ -61,6 +68,26 @@ interface KnownEntries {
   readonly head: BundleManifest;
 }
 
+/**
+ * The finished manifest as read and validated elsewhere (a judging worker), for a reader that
+ * validated the first `knownPasses` pass entries in its views: everything but the passes, the
+ * sha256 of every pass entry's JSON and of the inputs' (as jsonDigest), the entries from
+ * `knownPasses` on (validated there against the whole manifest), and the manifest file's real
+ * path and sha256 (for the closing check, evidence-unchanged.ts).
+ */
+export interface FinishedManifestRead {
+  readonly head: Omit<BundleManifest, 'passes'>;
+  readonly passDigests: readonly string[];
+  readonly inputsDigest: string;
+  /** The pass entries from `knownPasses` on. */
+  readonly passes: readonly PassEntry[];
+  readonly real: string;
+  readonly sha256: string;
+}
+
+/** Reads and validates a finished capture's manifest.json off this thread (the reader's `finishedElsewhere`). */
+export type FinishedManifestSource = (knownPasses: number) => Promise<FinishedManifestRead>;
+
 /** What the journal held when it was last read. */
 interface JournalState extends KnownEntries {
   readonly device: number;
@@ -84,14 +111,31 @@ export class CaptureInProgressReader {
   /** The last view's entries, whether read from the journal or from the finished manifest. */
   private known: KnownEntries | null = null;
   private last: TraceBundle | null = null;
+  /** The finished manifest's digests, once the view is the finished capture (finishedRead). */
+  private finished: FinishedManifestRead | null = null;
   private pending: Promise<unknown> = Promise.resolve();
   readonly journalPath: string;
 
+  /**
+   * `finishedElsewhere`: where the finished manifest is read and validated, when not on this
+   * thread (the session's serving thread hands it to a judging worker).
+   */
   constructor(
     readonly dir: string,
     private readonly options: Omit<OpenBundleOptions, 'grownFrom'> = { verify: 'none' },
+    private readonly finishedElsewhere: FinishedManifestSource | null = null,
   ) {
     this.journalPath = join(dir, JOURNAL_FILE_NAME);
+  }
+
+  /**
+   * Once the last open gave the finished capture: what a reader elsewhere that validated the first
+   * `knownPasses` entries needs of it (FinishedManifestRead); null before.
+   */
+  finishedRead(knownPasses: number): FinishedManifestRead | null {
+    const finished = this.finished;
+    if (finished === null) return null;
+    return { ...finished, passes: this.known?.passes.slice(knownPasses) ?? [] };
   }
 
   /**
@@ -125,8 +169,14 @@ export class CaptureInProgressReader {
     const info = await stat(this.journalPath).catch(() => null);
     const manifestPath = join(this.dir, MANIFEST_FILE_NAME);
     if (info === null && (await stat(manifestPath).catch(() => null)) !== null) {
-      return { manifest: await this.finishedManifest(this.last === null ? null : this.known, manifestPath), manifestPath };
+      const before = this.last === null ? null : this.known;
+      const manifest =
+        this.finishedElsewhere === null
+          ? await this.finishedManifest(before, manifestPath)
+          : await this.finishedManifestFrom(this.finishedElsewhere, before, manifestPath);
+      return { manifest, manifestPath };
     }
+    this.finished = null;
     const grows =
       before !== null &&
       info !== null &&
@@ -169,38 +219,69 @@ export class CaptureInProgressReader {
 
   /**
    * The finished capture's manifest.json, validated as readManifest validates it (the same reads,
-   * schema and rules), where a pass entry (or the inputs) whose JSON is exactly the one this view
-   * validated before (the same sha256) stands in with its boundaries left out, and is then the
-   * entry validated before, the same object: so the bundle opened from it grows from the last view
-   * (bundle-reader.ts grownFrom: its files checked again only where their identity moved), and the
-   * finish costs a parse of the manifest, not every pass file's header read again. An entry that
-   * differs in any byte of its JSON is validated in full and its file checked in full: the view
-   * equals a fresh open of the finished capture.
+   * schema and rules), where each pass entry (and the inputs) the view before validated must be
+   * exactly the JSON it validated (the same sha256; refused otherwise: knownEntriesAgree) and stands
+   * in with its boundaries left out, and is then the entry validated before, the same object: so
+   * the bundle opened from it grows from the last view (bundle-reader.ts grownFrom: its files
+   * checked again only where their identity moved), and the finish costs a parse of the manifest,
+   * not every pass file's header read again. The entries after the view's are validated in full.
    */
   private async finishedManifest(before: KnownEntries | null, manifestPath: string): Promise<BundleManifest> {
-    // The finished read runs on the serving thread (the app's socket waits on it), so it gives the
-    // event loop a turn between its parts and between slices of the entries' digests: no part
-    // holds the thread for the whole manifest (at 10 GiB, a parse and digests of about 18 MB).
+    // Where this runs on a thread that serves an app (openersHere), it gives the event loop a turn
+    // between its parts and between slices of the entries' digests; the session's serving thread
+    // has it done on a judging worker instead (finishedManifestFrom).
     const { text, real, sha256 } = await readManifestText(this.dir, manifestPath);
     await nextTurn();
     const raw = manifestJsonValue(text, manifestPath);
     await nextTurn();
     const rawPasses = isRecord(raw) && Array.isArray(raw['passes']) ? (raw['passes'] as unknown[]) : null;
     const digests = rawPasses === null ? [] : await jsonDigestsInSlices(rawPasses);
-    const known = (p: number): boolean => before !== null && p < before.passes.length && digests[p] === before.passDigests[p];
+    const inputsDigest = isRecord(raw) ? jsonDigest(raw['inputs']) : '';
+    if (before !== null && rawPasses !== null && isRecord(raw)) {
+      knownEntriesAgree(before, { passDigests: digests, inputsDigest }, manifestPath, (p) => ({ finished: rawPasses[p], known: before.passes[p] }), {
+        finished: raw['inputs'],
+        known: before.head.inputs,
+      });
+    }
+    const known = (p: number): boolean => before !== null && p < before.passes.length;
     const standIns = rawPasses?.map((pass, p) => (known(p) && isRecord(pass) ? { ...pass, boundaries: [] } : pass));
     const parsed = parseManifest(standIns === undefined || !isRecord(raw) ? raw : { ...raw, passes: standIns }, manifestPath);
     await nextTurn();
     const passes = parsed.passes.map((pass, p) => (known(p) ? (before?.passes[p] ?? pass) : pass));
-    const inputsDigest = isRecord(raw) ? jsonDigest(raw['inputs']) : '';
-    const inputs = before !== null && inputsDigest === before.inputsDigest ? before.head.inputs : parsed.inputs;
-    const head = { ...parsed, inputs, passes: [] };
+    const inputs = before !== null ? before.head.inputs : parsed.inputs;
+    const { passes: _standIns, ...head } = { ...parsed, inputs };
+    this.finishedWith({ head, passDigests: digests, inputsDigest, passes: [], real, sha256 }, passes);
+    return { ...head, passes };
+  }
+
+  /**
+   * The finished manifest read and validated by `source` (off this thread): only the head, the
+   * digests and the entries after the view's cross over; the view's entries are used where their
+   * digests agree (knownEntriesAgree), so this thread never parses the finished manifest.
+   */
+  private async finishedManifestFrom(source: FinishedManifestSource, before: KnownEntries | null, manifestPath: string): Promise<BundleManifest> {
+    const knownPasses = before?.passes.length ?? 0;
+    const read = await source(knownPasses);
+    if (before !== null) knownEntriesAgree(before, read, manifestPath, null, null);
+    if (read.passDigests.length !== knownPasses + read.passes.length) {
+      throw new Error(
+        `internal: the finished read of ${manifestPath} sent ${read.passes.length} entries after the ${knownPasses} known, for ${read.passDigests.length} passes`,
+      );
+    }
+    const passes = [...(before?.passes ?? []), ...read.passes];
+    const head = before === null ? read.head : { ...read.head, inputs: before.head.inputs };
+    this.finishedWith({ ...read, head, passes: [] }, passes);
+    return { ...head, passes };
+  }
+
+  /** The reader's state once its view is the finished capture. */
+  private finishedWith(read: FinishedManifestRead, passes: PassEntry[]): void {
     // What the closing check (evidence-unchanged.ts) compares the manifest with, as openBundle records it.
-    recordManifestDigest(real, sha256);
+    recordManifestDigest(read.real, read.sha256);
     // A journal that appears again later is a new capture: read from its first line.
     this.state = null;
-    this.known = { passes, passDigests: digests, inputsDigest, head };
-    return { ...head, passes };
+    this.finished = read;
+    this.known = { passes, passDigests: read.passDigests, inputsDigest: read.inputsDigest, head: { ...read.head, passes: [] } };
   }
 
   /** Whether the byte before `offset` is still a line end: an append-only journal read up to there was not rewritten. */
@@ -295,6 +376,61 @@ function validatedView(
     digests: built.passes.slice(earlier).map(jsonDigest),
     inputsDigest: jsonDigest(built.inputs),
   };
+}
+
+/** The finished and the validated value of an entry, for naming the first field where they differ. */
+interface EntryPair {
+  readonly finished: unknown;
+  readonly known: unknown;
+}
+
+/**
+ * Refuses a finished manifest whose entry of a pass the view validated (or whose inputs) is not
+ * byte for byte the JSON validated (sha256 of each): those passes were judged from the view's
+ * entries, so a finished bundle that says otherwise is not the evidence the rows were judged on.
+ * E_JOURNAL names the manifest and the first field that differs (`entries` / `inputs` give both
+ * values where this thread has them; otherwise the entry).
+ */
+export function knownEntriesAgree(
+  known: Pick<KnownEntries, 'passDigests' | 'inputsDigest'>,
+  finished: Pick<FinishedManifestRead, 'passDigests' | 'inputsDigest'>,
+  manifestPath: string,
+  entries: ((pass: number) => EntryPair) | null,
+  inputs: EntryPair | null,
+): void {
+  const why = 'differs from the one sealed in the capture journal, which the rows were judged from: the finished capture is not the evidence judged';
+  known.passDigests.forEach((digest, p) => {
+    if (finished.passDigests[p] === digest) return;
+    const pair = entries?.(p) ?? null;
+    const where = pair === null ? null : firstDifference(pair.finished, pair.known);
+    throw new BundleError('E_JOURNAL', manifestPath, `passes[${p}]${where ?? ''}`, `pass ${p}'s entry ${why}`);
+  });
+  if (finished.inputsDigest !== known.inputsDigest) {
+    const where = inputs === null ? null : firstDifference(inputs.finished, inputs.known);
+    throw new BundleError('E_JOURNAL', manifestPath, `inputs${where ?? ''}`, `the inputs ${why}`);
+  }
+}
+
+/**
+ * The path (`.field`, `[i]`) of the first place two JSON values differ, '' when they differ as a
+ * whole; null when none is found (their JSON may still differ in the order of their keys).
+ */
+function firstDifference(a: unknown, b: unknown): string | null {
+  if (Array.isArray(a) && Array.isArray(b)) {
+    for (let i = 0; i < Math.max(a.length, b.length); i++) {
+      const inner = firstDifference(a[i], b[i]);
+      if (inner !== null) return `[${i}]${inner}`;
+    }
+    return null;
+  }
+  if (isRecord(a) && isRecord(b)) {
+    for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) {
+      const inner = firstDifference(a[key], b[key]);
+      if (inner !== null) return `.${key}${inner}`;
+    }
+    return null;
+  }
+  return Object.is(a, b) ? null : '';
 }
 
 /** sha256 of a value's JSON (JSON.stringify: the same text for the same JSON value, keys in their order). */
