@@ -14,8 +14,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
 import { typedView } from '../../main/core/bundle/tensor-view.ts';
 import { diffCapture, type BoundaryDiffRow } from '../../main/core/capture/capture-diff.ts';
-import { captureRun, type CaptureResult } from '../../main/core/capture/capture-run.ts';
+import { BundleError } from '../../main/core/bundle/errors.ts';
+import { captureRun, recordTeacherForcing, type CaptureResult } from '../../main/core/capture/capture-run.ts';
+import { planFromReference } from '../../main/core/capture/injection-plan.ts';
 import { REFERENCE_ENGINE, freshTempDir, referenceBundle } from '../helpers/paths.ts';
+import { rejectionOf } from '../helpers/rejection.ts';
+import { flipTensorByte } from '../helpers/tensor-tamper.ts';
 
 const outRoot = freshTempDir('teacher-forcing');
 afterAll(() => rmSync(outRoot, { recursive: true, force: true }));
@@ -138,5 +142,27 @@ describe('teacher forcing a clean engine', () => {
     expect(clean.rows.filter(failing)).toEqual([]);
     expect(clean.result.teacherForcing?.differences).toEqual([]);
     expect(clean.runtime['teacher_forced_differing_passes']).toBe('');
+  });
+});
+
+describe('the teacher-forcing summary', () => {
+  it('reads the forced values verified: a changed forced token fails it, naming the file and the boundary', async () => {
+    const outDir = join(outRoot, 'summary-tampered');
+    const result = await captureRun({ library: REFERENCE_ENGINE, referenceDir: referenceBundle('interleaved'), outDir, teacherForce: true, command: 'test' });
+    const reference = result.reference;
+    try {
+      // The run is not verified whole again after it is written (the gate verifies it for
+      // judging); the summary's own reads still check each forced tensor's digest.
+      const native = await openBundle(outDir, { verify: 'none' });
+      const file = await flipTensorByte(native, 3, 'sampler.text.token');
+      await native.close();
+      const forcing = planFromReference(reference, ['sampler.text.token'], 'teacher_forcing');
+      const error = await rejectionOf(recordTeacherForcing(outDir, reference, { forcing, rounding: null, plan: forcing, runtime: {} }, 21), BundleError);
+      expect(error.code).toBe('E_DIGEST');
+      expect(error.message).toContain(file);
+      expect(error.message).toContain('sampler.text.token');
+    } finally {
+      await reference.close();
+    }
   });
 });

@@ -4,15 +4,14 @@
 // tests change a file after the open and check the change is still caught, at the file and the
 // tensor changed: before the comparison reads it (compare and gate), while a tensor is read,
 // and after the comparison (the closing checks of compare and gate).
-import { closeSync, existsSync, openSync, readFileSync, realpathSync, writeFileSync, writeSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openBundle, type TraceBundle } from '../../main/core/bundle/bundle-reader.ts';
+import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
 import { BundleError } from '../../main/core/bundle/errors.ts';
 import { PIN_MARGIN_MS, pinOf, pinTrusted, REHASH_ENV } from '../../main/core/bundle/file-pins.ts';
 import { hashFilesInParallel } from '../../main/core/bundle/parallel-verify.ts';
-import { SafetensorsFile } from '../../main/core/bundle/safetensors-reader.ts';
 import { compareBoundary } from '../../main/core/compare/compare-boundary.ts';
 import { compareEvidenceChanged } from '../../main/core/compare/compare-recheck.ts';
 import { runCompare } from '../../main/core/compare/compare-run.ts';
@@ -21,6 +20,7 @@ import { evidenceChangedDuringRun } from '../../main/core/gate/evidence-recheck.
 import { runGate } from '../../main/core/gate/gate-run.ts';
 import { startCapture } from '../cli/interrupt-harness.ts';
 import { TESTLIB_DIR } from '../helpers/paths.ts';
+import { flipTensorByte } from '../helpers/tensor-tamper.ts';
 import { gateOptions, keyFiles, removeTempDirs, tempDir, TOY_ENGINE, writeToyCase } from './gate-fixtures.ts';
 import { rejectionOf } from '../helpers/rejection.ts';
 
@@ -28,24 +28,6 @@ afterAll(removeTempDirs);
 
 /** Waits until files written now are old enough for their pins to be trusted. */
 const settle = (): Promise<void> => sleep(PIN_MARGIN_MS + 50);
-
-/** Flips the first byte of tensor `name` of pass `pass` in its file (same size: only bytes and times change). */
-async function flipTensorByte(bundle: TraceBundle, pass: number, name: string): Promise<string> {
-  const entry = bundle.boundary(pass, name);
-  const file = join(bundle.dir, bundle.passes[pass]?.file ?? '');
-  if (entry === undefined) throw new Error(`test: no ${name} in pass ${pass}`);
-  const tensors = await SafetensorsFile.open(file);
-  const at = tensors.dataStart + (tensors.tensor(entry.key)?.begin ?? 0);
-  await tensors.close();
-  const fd = openSync(file, 'r+');
-  const byte = new Uint8Array(1);
-  const { readSync } = await import('node:fs');
-  readSync(fd, byte, 0, 1, at);
-  byte[0] = (byte[0] ?? 0) ^ 0xff;
-  writeSync(fd, byte, 0, 1, at);
-  closeSync(fd);
-  return file;
-}
 
 async function drain(chunks: AsyncGenerator<Uint8Array, void, undefined>): Promise<number> {
   let bytes = 0;
