@@ -15,6 +15,7 @@ import { fileSegments, FileTreeHasher, leafDigest, segmentDigest, TREE_SCHEME } 
 import { SafetensorsFile } from '../../main/core/bundle/safetensors-reader.ts';
 import { combineTreeParts, planTreeJobs } from '../../main/core/bundle/tree-hash-job.ts';
 import { REPO_ROOT } from '../helpers/paths.ts';
+import { flipFileByte } from '../helpers/tensor-tamper.ts';
 import { writeScaleReference, type ScaleReferenceSpec } from '../scale/scale-reference.ts';
 import { editManifest, expectBundleError, readManifestJson, removeTempDirs, tempDir, writeSmallBundle } from './bundle-fixtures.ts';
 
@@ -52,11 +53,7 @@ async function tensorAt(dir: string, pass: number, name: string): Promise<{ file
   return { file, begin: tensors.dataStart + info.begin, b };
 }
 
-function flipByte(file: string, at: number): void {
-  const data = readFileSync(file);
-  data[at] = (data[at] as number) ^ 0x01;
-  writeFileSync(file, data);
-}
+const flipByte = (file: string, at: number): void => flipFileByte(file, at, 0x01);
 
 describe('tree-sha256 digests', () => {
   it('the writers agree with an implementation written from the specification (Python, standard library)', () => {

@@ -18,6 +18,7 @@ import { InputError } from '../../main/core/io/input-error.ts';
 import { tempDirTracker } from '../helpers/paths.ts';
 import { writeScaleReference, type ScaleReferenceSpec } from '../scale/scale-reference.ts';
 import { rejectionOf } from '../helpers/rejection.ts';
+import { flipFileByte } from '../helpers/tensor-tamper.ts';
 
 const { tempDir, removeTempDirs } = tempDirTracker('compare-read-once');
 afterAll(removeTempDirs);
@@ -62,9 +63,7 @@ async function tensorAt(dir: string, passFile: string, key: string): Promise<{ f
 }
 
 async function flipByte(file: string, at: number, mask = 0x01): Promise<void> {
-  const data = readFileSync(file);
-  data[at] = (data[at] as number) ^ mask;
-  writeFileSync(file, data);
+  flipFileByte(file, at, mask);
   await sleep(SETTLE_MS);
 }
 

@@ -1,7 +1,7 @@
 // The bit inspector: known bit patterns per format, shortest round-trip text in the element's own
 // format, exact 64-bit integers, C64 pairs, |diff| and ULPs by the comparator's conventions, a
 // missing side, and out-of-range indices.
-import { openSync, closeSync, fstatSync, readSync, writeSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { elementAt } from '../../main/core/inspect/element-bits.ts';
@@ -22,6 +22,7 @@ import {
   tensor,
   type TensorSpec,
 } from '../compare/compare-fixtures.ts';
+import { flipFileByte } from '../helpers/tensor-tamper.ts';
 
 afterEach(cleanupBundles);
 
@@ -185,16 +186,7 @@ describe('elementAt rests on verified bytes', () => {
     expect(before.native?.decimal).toBe('3');
 
     const file = join(sides.native.dir, 'pass-000.safetensors');
-    const fd = openSync(file, 'r+');
-    try {
-      const last = fstatSync(fd).size - 1;
-      const byte = new Uint8Array(1);
-      readSync(fd, byte, 0, 1, last);
-      byte[0] = (byte[0] ?? 0) ^ 0x01;
-      writeSync(fd, byte, 0, 1, last);
-    } finally {
-      closeSync(fd);
-    }
+    flipFileByte(file, statSync(file).size - 1, 0x01);
     await expect(elementAt(sides.native, sides.reference, { pass: 0, boundary: 'big', flatIndex: 3 })).rejects.toThrow(/sha256/);
   });
 });
