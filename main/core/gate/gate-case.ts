@@ -212,6 +212,7 @@ export async function runGateCase(item: PreparedCase, context: GateCaseContext):
       contracts,
       onCompared: (done, total) => progress?.({ kind: 'compare', case: item.caseId, done, total }),
     });
+    await options.onCaseJudged?.({ caseId: item.caseId, reference, native: opened.bundle });
   } finally {
     await Promise.all([reference.close(), opened.bundle?.close(), oracle?.close()]);
   }
