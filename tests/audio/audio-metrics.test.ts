@@ -1,7 +1,7 @@
 // Metrics on synthetic signals whose answers are known in closed form, each with a deliberate
 // error of known size.
 import { describe, expect, it } from 'vitest';
-import { errorToSignalRatio, mrStftSizes, multiResolutionStft, nullTest, periodicHann, snrDb } from '../../main/core/audio/audio-metrics.ts';
+import { errorToSignalRatio, mrStftSizes, multiResolutionStft, nullTest, periodicHann, snrDb, stftMagnitudes } from '../../main/core/audio/audio-metrics.ts';
 import { gaussian, sine, testSignal } from './signals.ts';
 
 const N = 48000; // 2 s at 24 kHz
@@ -153,5 +153,39 @@ describe('edge cases', () => {
     expect(() => snrDb(a, b)).toThrow(RangeError);
     expect(() => multiResolutionStft(a, b)).toThrow(RangeError);
     expect(() => nullTest(a, b, -1)).toThrow(RangeError);
+  });
+});
+
+describe('MR-STFT frame by frame', () => {
+  // The distance is summed one frame of both sides at a time (no whole spectrogram is held); its
+  // sums must be those over the whole spectrograms, in the same order, to the last bit.
+  it('equals the distance summed over the whole spectrograms, bit for bit', () => {
+    const length = 5000; // frames that end past the signal, and a 2048 resolution of a few frames
+    const r = testSignal(length);
+    const noise = gaussian(length, 0.01, 3);
+    const n = Float32Array.from(r, (x, i) => x + noise[i]!);
+    const measured = multiResolutionStft(n, r);
+    const wholeSums = mrStftSizes(length).map((size) => {
+      const window = periodicHann(size);
+      const nm = stftMagnitudes(n, size, size / 4, window);
+      const rm = stftMagnitudes(r, size, size / 4, window);
+      let diff2 = 0;
+      let ref2 = 0;
+      let logSum = 0;
+      let count = 0;
+      rm.forEach((b, f) => {
+        const a = nm[f]!;
+        b.forEach((rb, k) => {
+          const na = a[k]!;
+          diff2 += (na - rb) * (na - rb);
+          ref2 += rb * rb;
+          logSum += Math.abs(Math.log(na + 1e-7) - Math.log(rb + 1e-7));
+          count++;
+        });
+      });
+      return { frames: rm.length, spectralConvergence: Math.sqrt(diff2) / Math.sqrt(ref2), logMagnitude: logSum / count };
+    });
+    expect(measured.resolutions.map(({ frames, spectralConvergence, logMagnitude }) => ({ frames, spectralConvergence, logMagnitude }))).toEqual(wholeSums);
+    expect(measured.resolutions.map((res) => res.frames)).toEqual([36, 16, 6]);
   });
 });

@@ -162,6 +162,27 @@ describe('the gate with evidence changed after the open', () => {
     expect(nativeChanged).toContain('(passes[2].boundaries[2].sha256)');
   });
 
+  it('after the comparison: a manifest rewritten, its files untouched, is named by the closing check', async () => {
+    // The closing check takes a manifest's list of files from the parse of the bytes judged, when
+    // the bytes on disk still hash the same: the bytes are hashed again, every time.
+    const root = tempDir('pins-gate-manifest');
+    const toy = writeToyCase(root);
+    await settle();
+    const result = await runGate(
+      gateOptions({ library: TOY_ENGINE, cases: [{ referenceDir: toy.referenceDir, oracleDir: null }], workDir: join(root, 'work') }),
+    );
+    expect(await evidenceChangedDuringRun(result)).toBeNull();
+    for (const dir of [toy.referenceDir, result.cases[0]?.nativeDir as string]) {
+      const manifestPath = join(dir, 'manifest.json');
+      const judged = readFileSync(manifestPath, 'utf8');
+      writeFileSync(manifestPath, JSON.stringify(JSON.parse(judged), null, 1)); // the same contents, other bytes
+      const changed = await evidenceChangedDuringRun(result);
+      expect(changed).toContain(`${manifestPath}: lists other contents than when it was judged`);
+      writeFileSync(manifestPath, judged);
+      expect(await evidenceChangedDuringRun(result)).toBeNull();
+    }
+  });
+
   it('mid-run, with the reference settled and pinned: exit 2 naming the file and the tensor, nothing signed', async () => {
     const root = tempDir('pins-gate-mid');
     const { referenceDir } = writeToyCase(join(root, 'case'), { passes: 3 });

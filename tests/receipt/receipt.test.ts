@@ -10,7 +10,7 @@ import { IN_TOTO_PAYLOAD_TYPE, keyIdOf, signEnvelope, type DsseEnvelope } from '
 import { ReceiptError } from '../../main/core/receipt/errors.ts';
 import type { Subject } from '../../main/core/receipt/in-toto.ts';
 import { defaultUserKey, generateKeyPair, type KeyPairFiles } from '../../main/core/receipt/keys.ts';
-import { readEnvelope, serializeEnvelope, verifyReceipt, writeReceipt } from '../../main/core/receipt/receipt.ts';
+import { envelopeTextPieces, readEnvelope, serializeEnvelope, verifyReceipt, writeReceipt } from '../../main/core/receipt/receipt.ts';
 import { ed25519Pair, expectReceiptError, removeTempDirs, samplePredicate, tempDir, writeSubjectFiles } from './receipt-fixtures.ts';
 
 afterAll(removeTempDirs);
@@ -55,6 +55,17 @@ describe('writeReceipt', () => {
     expect(envelope.signatures.map((signature) => signature.keyid)).toEqual([keys.keyid]);
     expect(JSON.parse(Buffer.from(envelope.payload, 'base64').toString('utf8'))).toEqual(written.statement);
     expect(readdirSync(folder)).toEqual(['r.json']); // no temporary file left behind
+  });
+
+  it('writes the envelope in pieces that join to its canonical text, the payload one of them as it is', () => {
+    const payload = Buffer.from(JSON.stringify({ predicate: 'x'.repeat(5000) }));
+    const envelope = signEnvelope(payload, IN_TOTO_PAYLOAD_TYPE, keys.privateKey);
+    const pieces = envelopeTextPieces(envelope);
+    expect(pieces.join('')).toBe(serializeEnvelope(envelope));
+    expect(pieces).toContain(envelope.payload);
+    // Not base64 (a character JSON escapes): the text whole, as serializeEnvelope writes it.
+    const odd = { ...envelope, payload: 'a"b\\c' };
+    expect(envelopeTextPieces(odd)).toEqual([serializeEnvelope(odd)]);
   });
 
   it('refuses to overwrite an existing file unless asked, and then replaces it atomically', async () => {

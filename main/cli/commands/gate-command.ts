@@ -262,6 +262,12 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
   };
   io.stderr(`gate: engine ${library}\ngate: ${cases.length} case(s); work folder ${workDir}\n`);
 
+  // Each case's audio line, read while the gate still has its bundles open (reportSections).
+  const audioLines = new Map<string, string | null>();
+  options.onCaseJudged = async ({ caseId, reference, native }) => {
+    if (native !== null) audioLines.set(caseId, await audioLineOrWhyNot(caseId, [native, reference]));
+  };
+
   const progress = progressPrinter(io);
   const stop = stopOnSignals(io);
   options.signal = stop.signal;
@@ -287,7 +293,7 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
   // and the evidence is checked to be what was judged, all BEFORE anything is signed or written.
   let sections: string[];
   try {
-    sections = await reportSections(result);
+    sections = await reportSections(result, audioLines);
   } catch (error) {
     if (!(error instanceof BundleError)) throw error;
     io.stderr(`gate: a bundle changed while the gate ran: ${error.message}\ngate: no receipt or report was written (exit 2)\n`);
@@ -317,8 +323,12 @@ export async function runGateCommand(argv: readonly string[], io: CliIO, command
   return result.seals.exitCode;
 }
 
-/** What the report prints before its seals; reads the bundles (a BundleError if one changed). */
-async function reportSections(result: GateResult): Promise<string[]> {
+/**
+ * What the report prints before its seals; reads the bundles (a BundleError if one changed), but
+ * for the audio lines read as each case was judged (`audioLines`, by case: opening a long run's
+ * bundles again here parsed their manifests again, the gate process's peak at 10 GiB).
+ */
+async function reportSections(result: GateResult, audioLines: ReadonlyMap<string, string | null>): Promise<string[]> {
   const sections: string[] = [];
   // With --isolate, the per-segment local error beside the accumulated error, before the report
   // (whose last lines are the seals).
@@ -331,7 +341,7 @@ async function reportSections(result: GateResult): Promise<string[]> {
   // report's own `audio` lines).
   for (const item of result.cases) {
     if (item.nativeDir === null) continue;
-    const line = await audioSection(item.id, item.nativeDir, item.reference.dir);
+    const line = audioLines.has(item.id) ? (audioLines.get(item.id) ?? null) : await audioSection(item.id, item.nativeDir, item.reference.dir);
     if (line !== null) sections.push(line);
   }
   return sections;
@@ -341,15 +351,32 @@ async function reportSections(result: GateResult): Promise<string[]> {
 // hashing every file again (each tensor is still digest-checked as it is read), and evidence that
 // changed since is said in one line, never an internal error.
 
+/** What `use` says of open bundles; a BundleError becomes a line naming the file. */
+async function orWhyNot(bundles: TraceBundle[], what: string, use: (bundles: TraceBundle[]) => Promise<string | null>): Promise<string | null> {
+  try {
+    return await use(bundles);
+  } catch (error) {
+    if (error instanceof BundleError) return notShown(what, error);
+    throw error;
+  }
+}
+
+function notShown(what: string, error: BundleError): string {
+  return `${what}: not shown, the evidence could not be read: ${error.message}\n\n`;
+}
+
 /** Opens the bundles, runs `use`, closes them; a BundleError becomes a line naming the file. */
 async function withVerifiedBundles(dirs: readonly string[], what: string, use: (bundles: TraceBundle[]) => Promise<string | null>): Promise<string | null> {
   const bundles: TraceBundle[] = [];
   try {
     for (const dir of dirs) bundles.push(await openBundle(dir, { verify: 'none' }));
-    return await use(bundles);
   } catch (error) {
-    if (error instanceof BundleError) return `${what}: not shown, the evidence could not be read: ${error.message}\n\n`;
+    await Promise.all(bundles.map((bundle) => bundle.close()));
+    if (error instanceof BundleError) return notShown(what, error);
     throw error;
+  }
+  try {
+    return await orWhyNot(bundles, what, use);
   } finally {
     await Promise.all(bundles.map((bundle) => bundle.close()));
   }
@@ -365,13 +392,20 @@ async function localVsAccumulatedSection(caseId: string, nativeDir: string, isol
 }
 
 async function audioSection(caseId: string, nativeDir: string, referenceDir: string): Promise<string | null> {
-  return withVerifiedBundles([nativeDir, referenceDir], `audio, case ${caseId}`, async ([native, reference]) => {
-    // Every audio boundary the reference declares, each at its declared rate.
-    const lines: string[] = [];
-    for (const boundary of pcmStreams(reference as TraceBundle)) {
-      const summary = await summarizeAudio(native as TraceBundle, reference as TraceBundle, boundary);
-      if (summary !== null) lines.push(formatAudioSummary(caseId, summary));
-    }
-    return lines.length === 0 ? null : lines.join('');
-  });
+  return withVerifiedBundles([nativeDir, referenceDir], `audio, case ${caseId}`, (bundles) => audioLines(caseId, bundles));
+}
+
+/** The audio line of a case whose native and reference bundles are open, or why it cannot be shown. */
+function audioLineOrWhyNot(caseId: string, bundles: TraceBundle[]): Promise<string | null> {
+  return orWhyNot(bundles, `audio, case ${caseId}`, (open) => audioLines(caseId, open));
+}
+
+async function audioLines(caseId: string, [native, reference]: TraceBundle[]): Promise<string | null> {
+  // Every audio boundary the reference declares, each at its declared rate.
+  const lines: string[] = [];
+  for (const boundary of pcmStreams(reference as TraceBundle)) {
+    const summary = await summarizeAudio(native as TraceBundle, reference as TraceBundle, boundary);
+    if (summary !== null) lines.push(formatAudioSummary(caseId, summary));
+  }
+  return lines.length === 0 ? null : lines.join('');
 }

@@ -144,6 +144,23 @@ export class LeafHashPool {
     await new Promise<void>((resolve) => setImmediate(resolve));
   }
 
+  /** Workers running now. */
+  get runningWorkers(): number {
+    return this.workers.length;
+  }
+
+  /**
+   * Ends the workers that hold no window (a worker with one keeps hashing it): each holds its
+   * ring and its own V8 heap, which a caller done comparing for a while (the gate, once a case is
+   * judged and before it signs) need not carry. The next window starts a worker again.
+   */
+  endIdleWorkers(): void {
+    for (const entry of this.workers.filter((each) => each.queue.length === 0)) {
+      this.workers.splice(this.workers.indexOf(entry), 1);
+      void entry.worker.terminate();
+    }
+  }
+
   /** Sends the worker its unsent jobs as one batch. */
   private send(worker: LeafWorker): void {
     if (worker.unsent === 0) return;

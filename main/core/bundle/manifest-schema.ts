@@ -399,7 +399,32 @@ export function parseManifest(raw: unknown, file: string): BundleManifest {
   const manifest: BundleManifest = lists === null ? parsed.data : { ...parsed.data, ...(lists as Partial<BundleManifest>) };
   const problems = semanticIssues(manifest);
   if (problems.length > 0) throw BundleError.fromIssues(file, problems);
+  shareRepeatedStrings(manifest);
   return manifest;
+}
+
+/**
+ * Makes every boundary entry's name, stage, dtype and layout one string per distinct value.
+ * JSON.parse gives each occurrence a string of its own, and a long run repeats the same few
+ * hundred names in every pass: the 10 GiB scale trace's two manifests held 330,000 such strings
+ * (11 MB of the gate process's heap while it judges, a heap snapshot). Same values, fewer strings.
+ */
+function shareRepeatedStrings(manifest: BundleManifest): void {
+  const shared = new Map<string, string>();
+  const one = (value: string): string => {
+    const earlier = shared.get(value);
+    if (earlier !== undefined) return earlier;
+    shared.set(value, value);
+    return value;
+  };
+  for (const pass of manifest.passes) {
+    for (const entry of pass.boundaries) {
+      entry.name = one(entry.name);
+      entry.stage = one(entry.stage);
+      entry.dtype = one(entry.dtype) as typeof entry.dtype;
+      entry.layout = one(entry.layout) as typeof entry.layout;
+    }
+  }
 }
 
 /** Problems listed at most in one error; past it, a count. */

@@ -8,6 +8,7 @@ import { EngineCallError, EngineHostDeadError, EngineHostError, EngineLoadError 
 import type { EngineDescription } from '../../engine-host/engine-description.ts';
 import type { PassResult } from '../../engine-host/engine-host.ts';
 import { openBundle, type TraceBundle } from '../bundle/bundle-reader.ts';
+import { leafHashPool } from '../bundle/leaf-hash-pool.ts';
 import { BundleError } from '../bundle/errors.ts';
 import type { BundleManifest, Contract, RunOutcome } from '../bundle/manifest-schema.ts';
 import { CaptureAbortedError, captureRun, type CaptureOptions, type CaptureResult } from '../capture/capture-run.ts';
@@ -212,8 +213,12 @@ export async function runGateCase(item: PreparedCase, context: GateCaseContext):
       contracts,
       onCompared: (done, total) => progress?.({ kind: 'compare', case: item.caseId, done, total }),
     });
+    await options.onCaseJudged?.({ caseId: item.caseId, reference, native: opened.bundle });
   } finally {
     await Promise.all([reference.close(), opened.bundle?.close(), oracle?.close()]);
+    // The comparison's hashing workers are idle until the next case: their rings and heaps go
+    // now, not after the receipt is signed (the gate process's peak at 10 GiB is at its end).
+    leafHashPool().endIdleWorkers();
   }
 
   const seenInCase = new Set(caseGaps.map((gap) => gap.id));

@@ -2,6 +2,7 @@
 // (GateProgress), and what it returns (GateResult). GateResult is plain JSON-able data — the
 // reports, the receipt and the app all read it; non-finite numbers may appear in statistics and
 // every serialiser writes them as strings ("NaN", "Infinity", "-Infinity").
+import type { TraceBundle } from '../bundle/bundle-reader.ts';
 import type { AudioBounds, Contract, RunOutcome, RunStatus } from '../bundle/manifest-schema.ts';
 import type { TeacherForcingSummary } from '../capture/teacher-forcing.ts';
 import type { SuppliedContracts } from '../compare/reference-contracts.ts';
@@ -56,6 +57,12 @@ export interface GateOptions {
   signal?: AbortSignal;
   /** --shard K/N: run only this shard's share of the cases (gate-shard.ts). */
   shard?: ShardSpec;
+  /**
+   * Called once a case is judged, while its reference and native bundles are still open (native
+   * null when none could be read): what a report reads of them is read here, so no bundle is
+   * opened again after the run (the gate command's audio line; docs/performance.md).
+   */
+  onCaseJudged?: (judged: { caseId: string; reference: TraceBundle; native: TraceBundle | null }) => Promise<void>;
 }
 
 export const VERDICTS = ['PASS', 'FAIL', 'GAP', 'KNOWN_GAP', 'REVIEW_REQUIRED'] as const;

@@ -43,12 +43,28 @@ export function serializeEnvelope(envelope: DsseEnvelope): string {
   return `${canonicalJson(envelope)}\n`;
 }
 
-async function writeFileAtomically(file: string, text: string, overwrite: boolean): Promise<void> {
+/** The text the canonical JSON of a base64 string opens with in an envelope ("payload" is its first key). */
+const PAYLOAD_OPENING = '{"payload":"';
+
+/**
+ * serializeEnvelope's text in pieces that join to it exactly, the payload's base64 one of them as
+ * it is: a long run's payload (several MB of base64) is then never copied into the JSON string of
+ * it, nor into the whole text, each as large again, at the end of the gate where its process
+ * peaks. Base64 has no character JSON escapes; a payload that is not base64 gets the text whole.
+ */
+export function envelopeTextPieces(envelope: DsseEnvelope): string[] {
+  if (!/^[A-Za-z0-9+/=]*$/.test(envelope.payload)) return [serializeEnvelope(envelope)];
+  const around = serializeEnvelope({ ...envelope, payload: '' });
+  if (!around.startsWith(`${PAYLOAD_OPENING}"`)) return [serializeEnvelope(envelope)];
+  return [PAYLOAD_OPENING, envelope.payload, around.slice(PAYLOAD_OPENING.length)];
+}
+
+async function writeFileAtomically(file: string, text: string | readonly string[], overwrite: boolean): Promise<void> {
   const tmp = join(dirname(file), `.${basename(file)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
   try {
     const handle = await open(tmp, 'wx', 0o644);
     try {
-      await handle.writeFile(text, 'utf8');
+      for (const piece of typeof text === 'string' ? [text] : text) await handle.writeFile(piece, 'utf8');
       await handle.sync();
     } finally {
       await handle.close();
@@ -93,7 +109,7 @@ export async function writeReceipt(file: string, options: WriteReceiptOptions): 
   } catch (error) {
     throw new ReceiptError('E_RECEIPT_WRITE', file, `cannot create its folder: ${describeFsError(error)}`, { cause: error });
   }
-  await writeFileAtomically(file, serializeEnvelope(envelope), overwrite);
+  await writeFileAtomically(file, envelopeTextPieces(envelope), overwrite);
   return {
     file,
     keyid: keyIdOf(options.privateKey),

@@ -1,0 +1,22 @@
+// The leaf hashing workers (main/core/bundle/leaf-hash-pool.ts): ended when idle on request (the
+// gate ends them once a case is judged, so their rings and heaps are not carried to its end), and
+// started again by the next window, which hashes as before.
+import { describe, expect, it } from 'vitest';
+import { LeafHashPool } from '../../main/core/bundle/leaf-hash-pool.ts';
+import { leavesOf } from '../../main/core/bundle/tree-digest.ts';
+
+describe('LeafHashPool.endIdleWorkers', () => {
+  it('ends the idle workers, and the next window starts one again with the same leaves', async () => {
+    const pool = new LeafHashPool(1);
+    const window = Uint8Array.from({ length: 3 * 4096 + 17 }, (_, i) => (i * 31) % 251);
+    expect(await pool.leaves(window, 4096)).toEqual(leavesOf(window, 4096));
+    expect(pool.counts.onWorkers).toBe(1);
+    expect(pool.runningWorkers).toBe(1);
+    pool.endIdleWorkers();
+    expect(pool.runningWorkers).toBe(0);
+    expect(await pool.leaves(window, 4096)).toEqual(leavesOf(window, 4096));
+    expect(pool.counts.onWorkers).toBe(2);
+    expect(pool.runningWorkers).toBe(1);
+    pool.endIdleWorkers();
+  });
+});
