@@ -135,13 +135,19 @@ describe('a file changed after its bundle was opened', () => {
 });
 
 describe('the gate with evidence changed after the open', () => {
-  it('after the comparison: the closing check names the reference and the native file and tensor changed', async () => {
-    const root = tempDir('pins-gate-after');
+  /** A toy case written, settled and gated (the toy engine: the gate is INCOMPLETE, its evidence judged). */
+  async function gatedToyCase(name: string): Promise<{ toy: ReturnType<typeof writeToyCase>; result: Awaited<ReturnType<typeof runGate>> }> {
+    const root = tempDir(name);
     const toy = writeToyCase(root);
     await settle();
     const result = await runGate(
       gateOptions({ library: TOY_ENGINE, cases: [{ referenceDir: toy.referenceDir, oracleDir: null }], workDir: join(root, 'work') }),
     );
+    return { toy, result };
+  }
+
+  it('after the comparison: the closing check names the reference and the native file and tensor changed', async () => {
+    const { toy, result } = await gatedToyCase('pins-gate-after');
     expect(result.seals.lines[0]).toBe('FIDELITY: INCOMPLETE');
     expect(await evidenceChangedDuringRun(result)).toBeNull();
     const reference = await openBundle(toy.referenceDir, { verify: 'none' });
@@ -165,12 +171,7 @@ describe('the gate with evidence changed after the open', () => {
   it('after the comparison: a manifest rewritten, its files untouched, is named by the closing check', async () => {
     // The closing check takes a manifest's list of files from the parse of the bytes judged, when
     // the bytes on disk still hash the same: the bytes are hashed again, every time.
-    const root = tempDir('pins-gate-manifest');
-    const toy = writeToyCase(root);
-    await settle();
-    const result = await runGate(
-      gateOptions({ library: TOY_ENGINE, cases: [{ referenceDir: toy.referenceDir, oracleDir: null }], workDir: join(root, 'work') }),
-    );
+    const { toy, result } = await gatedToyCase('pins-gate-manifest');
     expect(await evidenceChangedDuringRun(result)).toBeNull();
     for (const dir of [toy.referenceDir, result.cases[0]?.nativeDir as string]) {
       const manifestPath = join(dir, 'manifest.json');
