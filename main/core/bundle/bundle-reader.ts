@@ -562,6 +562,13 @@ class BundleReader implements TraceBundle {
   /** While a deferred verification runs: the identities each file (bundle-relative) was read under. */
   private readonly readUnder = new Map<string, Set<string>>();
   private verificationDone = false;
+  /**
+   * Set by close(): a read still on its way to its file (past its own checks, before acquire) when
+   * the bundle closes — a comparison's read-ahead, abandoned with the comparison — must not open
+   * the file again, or the descriptor outlives the bundle and is only closed by the garbage
+   * collector (which Node warns of, and will refuse).
+   */
+  private closed = false;
 
   constructor(
     readonly manifest: BundleManifest,
@@ -710,6 +717,7 @@ class BundleReader implements TraceBundle {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     if (!this.verificationDone) this.feed?.abandon();
     const files = [...this.openFiles.values()];
     this.openFiles.clear();
@@ -815,6 +823,8 @@ class BundleReader implements TraceBundle {
 
   /** Opens (or reuses) a tensor file and checks the tensor still sits where it was validated. */
   private async acquire(location: TensorLocation): Promise<SafetensorsFile> {
+    if (this.closed)
+      throw new Error(`${this.display(location.file)}: tensor "${location.key}" was asked for after its bundle (${this.manifestPath}) was closed`);
     let slot = this.openFiles.get(location.file);
     if (slot === undefined) {
       const real = this.realPaths.get(location.file) as string;
