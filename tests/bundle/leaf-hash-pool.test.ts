@@ -1,5 +1,6 @@
 // The leaf hashing workers (main/core/bundle/leaf-hash-pool.ts): ended when idle on request (the
-// gate ends them once a case is judged, so their rings and heaps are not carried to its end), and
+// gate ends them once a case is judged, so their rings and heaps are not carried to its end) and on
+// their own after a while idle (the app, between comparisons), and
 // started again by the next window, which hashes as before.
 import { describe, expect, it } from 'vitest';
 import { LeafHashPool } from '../../main/core/bundle/leaf-hash-pool.ts';
@@ -17,6 +18,22 @@ describe('LeafHashPool.endIdleWorkers', () => {
     expect(await pool.leaves(window, 4096)).toEqual(leavesOf(window, 4096));
     expect(pool.counts.onWorkers).toBe(2);
     expect(pool.runningWorkers).toBe(1);
+    pool.endIdleWorkers();
+  });
+});
+
+describe('LeafHashPool idle workers', () => {
+  it('are ended on their own once every window is answered and none came for idleEndMs (the app, between comparisons)', async () => {
+    const pool = new LeafHashPool(2, 50);
+    const window = Uint8Array.from({ length: 2 * 4096 }, (_, i) => (i * 7) % 253);
+    const [first, second] = await Promise.all([pool.leaves(window, 4096), pool.leaves(window, 4096)]);
+    expect(first).toEqual(leavesOf(window, 4096));
+    expect(second).toEqual(first);
+    expect(pool.runningWorkers).toBe(2);
+    await expect.poll(() => pool.runningWorkers, { timeout: 10_000, interval: 20 }).toBe(0);
+    // The next window starts a worker again and hashes as before.
+    expect(await pool.leaves(window, 4096)).toEqual(leavesOf(window, 4096));
+    expect(pool.counts.onWorkers).toBe(3);
     pool.endIdleWorkers();
   });
 });

@@ -24,6 +24,12 @@ export const RING_BYTES = 16 * 1024 * 1024;
 const BATCH_BYTES = 4 * 1024 * 1024;
 /** Bytes handed over between two event-loop turns of a caller that reads synchronously (turn()). */
 const TURN_BYTES = 4 * 1024 * 1024;
+/**
+ * Workers idle this long are ended (endIdleWorkers): the app compares a run, then the engineer
+ * reads its rows for minutes; each worker's ring and V8 heap (16 MiB and ~10 MB) would otherwise
+ * stay until the app quits. Long enough that a run of comparisons keeps its workers.
+ */
+export const IDLE_END_MS = 30_000;
 
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -97,7 +103,13 @@ export class LeafHashPool {
   private busy = 0;
   readonly counts: LeafHashCounts = { onWorkers: 0, onThisThread: 0, batches: 0 };
 
-  constructor(private readonly workerCount: number = Math.max(1, availableParallelism())) {}
+  /** Armed when the last window is answered; ends the idle workers unless work came first. */
+  private idleTimer: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(
+    private readonly workerCount: number = Math.max(1, availableParallelism()),
+    private readonly idleEndMs: number = IDLE_END_MS,
+  ) {}
 
   /**
    * The leaves of `bytes` (chunks of `chunkBytes` from its first byte). `bytes` is copied or
@@ -113,7 +125,10 @@ export class LeafHashPool {
     this.sinceTurn += bytes.byteLength;
     const { worker, offset } = placed;
     worker.memory.set(bytes, offset);
-    if (this.busy++ === 0) for (const each of this.workers) each.worker.ref();
+    if (this.busy++ === 0) {
+      this.disarmIdleEnd();
+      for (const each of this.workers) each.worker.ref();
+    }
     const done = new Promise<string[]>((resolve, reject) => {
       worker.queue.push({ offset, length: bytes.byteLength, chunkBytes, resolve, reject });
     });
@@ -155,10 +170,26 @@ export class LeafHashPool {
    * judged and before it signs) need not carry. The next window starts a worker again.
    */
   endIdleWorkers(): void {
+    this.disarmIdleEnd();
     for (const entry of this.workers.filter((each) => each.queue.length === 0)) {
       this.workers.splice(this.workers.indexOf(entry), 1);
       void entry.worker.terminate();
     }
+  }
+
+  /** Everything answered: the workers end after idleEndMs unless a window comes first. */
+  private armIdleEnd(): void {
+    this.disarmIdleEnd();
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = null;
+      if (this.busy === 0) this.endIdleWorkers();
+    }, this.idleEndMs);
+    this.idleTimer.unref(); // never what keeps a process alive
+  }
+
+  private disarmIdleEnd(): void {
+    if (this.idleTimer !== null) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
   }
 
   /** Sends the worker its unsent jobs as one batch. */
@@ -210,7 +241,10 @@ export class LeafHashPool {
       for (const job of jobs) entry.queuedBytes -= job.length;
       this.send(entry);
       this.busy -= jobs.length;
-      if (this.busy === 0) for (const each of this.workers) each.worker.unref();
+      if (this.busy === 0) {
+        for (const each of this.workers) each.worker.unref();
+        this.armIdleEnd();
+      }
       jobs.forEach((job, j) => job.resolve(parsed.data.leaves[j] as string[]));
     });
     worker.on('error', (error) => this.fail(entry, error));
@@ -226,7 +260,10 @@ export class LeafHashPool {
     this.workers.splice(at, 1);
     for (const job of entry.queue) {
       job.reject(error);
-      if (--this.busy === 0) for (const each of this.workers) each.worker.unref();
+      if (--this.busy === 0) {
+        for (const each of this.workers) each.worker.unref();
+        this.armIdleEnd();
+      }
     }
     entry.queue.length = 0;
     void entry.worker.terminate();
