@@ -52,3 +52,31 @@ describe('a known manifest recognised by its streamed sha256 (no copy of its byt
     expect(await knownManifestAt(manifestPath, bytes.length + 1)).toBeNull();
   });
 });
+
+describe('a parsed manifest holds each distinct shape once', () => {
+  it('gives boundary entries of the same shape or strides one frozen array, and every entry the values its JSON states', async () => {
+    const dir = join(tempDir('shared-shapes'), 'reference');
+    cpSync(referenceBundle('greedy'), dir, { recursive: true });
+    const raw = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { passes: { boundaries: { shape: number[]; strides: number[] }[] }[] };
+    const { manifest } = await readManifestWithDigest(dir);
+    const byContent = new Map<string, number[]>();
+    let shared = 0;
+    manifest.passes.forEach((pass, p) =>
+      pass.boundaries.forEach((entry, b) => {
+        const stated = raw.passes[p]?.boundaries[b];
+        expect(entry.shape).toEqual(stated?.shape);
+        expect(entry.strides).toEqual(stated?.strides);
+        for (const list of [entry.shape, entry.strides]) {
+          expect(Object.isFrozen(list)).toBe(true);
+          const earlier = byContent.get(list.join(','));
+          if (earlier === undefined) byContent.set(list.join(','), list);
+          else {
+            expect(list).toBe(earlier);
+            shared += 1;
+          }
+        }
+      }),
+    );
+    expect(shared).toBeGreaterThan(manifest.passes.length);
+  });
+});

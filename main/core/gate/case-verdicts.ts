@@ -23,6 +23,7 @@ import {
 } from './gate-types.ts';
 import { findLedgerEntry } from './ledger.ts';
 import { PASS_ROW_BOUNDARY, passStructureFindings } from './pass-structure.ts';
+import { SharedRecordParts } from './shared-record-parts.ts';
 import { judgeBoundary, type CatalogueStance } from './verdicts.ts';
 
 /** Where the run stopped, when it did not complete. */
@@ -98,7 +99,7 @@ export function contractIdOf(contract: Contract): string {
  * of its own (a map and a descriptor array, about 1 KB a row), 40 MB of the gate's heap at 40,899
  * rows, the largest thing in it after the last pass of the 10 GiB scale trace.
  */
-function recordOf(comparison: BoundaryComparison, contracts: Record<string, Contract>): ComparisonRecord {
+function recordOf(comparison: BoundaryComparison, contracts: Record<string, Contract>, shared: SharedRecordParts): ComparisonRecord {
   const c = comparison;
   const contractId = contractIdOf(c.contract);
   contracts[contractId] ??= c.contract;
@@ -107,20 +108,20 @@ function recordOf(comparison: BoundaryComparison, contracts: Record<string, Cont
     boundary: c.boundary,
     stage: c.stage,
     dtype: c.dtype,
-    shape: c.shape,
+    shape: shared.array(c.shape),
     structural: c.structural,
     elements: c.elements,
     mismatches: c.mismatches,
     mismatchShare: c.mismatchShare,
-    classes: c.classes,
-    census: c.census,
+    classes: shared.numbers(c.classes),
+    census: shared.census(c.census),
     firstMismatch: c.firstMismatch,
     worst: c.worst,
     maxAbs: c.maxAbs,
     maxRel: c.maxRel,
     maxUlp: c.maxUlp,
     rmse: c.rmse,
-    required: c.required,
+    required: shared.numbers(c.required),
     oracle: c.oracle,
     ties: c.ties,
     passed: c.passed,
@@ -131,7 +132,7 @@ function recordOf(comparison: BoundaryComparison, contracts: Record<string, Cont
     maxAbsExact: c.maxAbsExact,
     oracleRel: c.oracleRel,
     audio: c.audio,
-    notes: c.notes,
+    notes: shared.notes(c.notes),
     contractId,
   };
 }
@@ -261,6 +262,8 @@ export async function judgeCase(input: CaseJudgeInput): Promise<CaseJudgement> {
   let compared = 0;
   let unreadable: string | null = input.nativeUnreadable;
   const { native, reference, oracle } = input;
+  // The records' small parts, held once per distinct content (the table goes with this call, the rows keep the parts).
+  const shared = new SharedRecordParts();
 
   for (const [done, slot] of slots.entries()) {
     const started = performance.now();
@@ -345,9 +348,9 @@ export async function judgeCase(input: CaseJudgeInput): Promise<CaseJudgement> {
       ledgerId: ledger?.id ?? null,
       inReference: slot.inReference,
       inNative: slot.inNative,
-      reference: referenceComparison === null ? null : recordOf(referenceComparison, input.contracts),
+      reference: referenceComparison === null ? null : recordOf(referenceComparison, input.contracts, shared),
       oracleSide,
-      oracle: oracleComparison === null ? null : recordOf(oracleComparison, input.contracts),
+      oracle: oracleComparison === null ? null : recordOf(oracleComparison, input.contracts, shared),
       durationMs: performance.now() - started,
     });
     input.onCompared?.(done + 1, slots.length);
