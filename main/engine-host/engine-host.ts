@@ -454,10 +454,11 @@ export class EngineHost {
   }
 
   /** A log of the records the C recorder took (record-log.ts, base64), announced; false (the channel ended) when it is malformed. */
-  private onRecordLog(pass: number, log: string): boolean {
+  private onRecordLog(pass: number, log: string | Uint8Array): boolean {
     let records: RecordsMessage['records'];
     try {
-      records = decodeRecordLog(Buffer.from(log, 'base64'), this.boundaryNames);
+      const bytes = typeof log === 'string' ? Buffer.from(log, 'base64') : Buffer.from(log.buffer, log.byteOffset, log.byteLength);
+      records = decodeRecordLog(bytes, this.boundaryNames);
     } catch (error) {
       this.protocolViolation(`malformed record log from the engine worker: ${error instanceof Error ? error.message : String(error)}`);
       return false;

@@ -163,10 +163,12 @@ export const WorkerPassResultSchema = z.discriminatedUnion('status', [PassOkSche
 export type WorkerPassResult = z.infer<typeof WorkerPassResultSchema>;
 /**
  * The runPass reply: the pass's result and, where the C recorder took its records, their log
- * (record-log.ts, base64) since the last 'recordLog' message, which the caller announces before
- * the pass resolves (one message per pass from the engine's thread, not two).
+ * (record-log.ts) since the last 'recordLog' message, which the caller announces before the pass
+ * resolves (one message per pass from the engine's thread, not two): base64 in a JSON line
+ * ('process' isolation), its bytes as they are in a postMessage ('thread': no text encoding on the
+ * engine's thread).
  */
-const RecordLogField = { recordLog: z.string().optional() };
+const RecordLogField = { recordLog: z.union([z.string(), z.instanceof(Uint8Array)]).optional() };
 export const WorkerPassReplySchema = z.discriminatedUnion('status', [PassOkSchema.extend(RecordLogField), PassEngineErrorSchema.extend(RecordLogField)]);
 
 export const LoadReplySchema = z.object({

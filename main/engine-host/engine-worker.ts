@@ -358,7 +358,11 @@ class EngineWorker {
   private active: ActivePass | null = null;
   private reader: RecordReader | null = null;
 
-  constructor(sendJson: SendJson) {
+  constructor(
+    sendJson: SendJson,
+    /** Whether the pass's reply goes by postMessage ('thread'), which carries the record log's bytes as they are; else it is base64 in a JSON line. */
+    private readonly logAsBytes: boolean,
+  ) {
     this.announcer = new Announcer(sendJson);
   }
 
@@ -616,14 +620,14 @@ class EngineWorker {
    * records and opening the captured pass, the engine's call with every record, reading the
    * recorder back, ending the captured pass and the session state.
    */
-  private runPass(kind: PassKind): WorkerPassResult & { recordLog?: string } {
+  private runPass(kind: PassKind): WorkerPassResult & { recordLog?: string | Uint8Array } {
     const cpuStarted = threadCpuMs();
     const result = this.runPassMeasured(kind);
     const cpuEnded = cpuStarted === null ? null : threadCpuMs();
     return result.status === 'ok' && cpuStarted !== null && cpuEnded !== null ? { ...result, threadCpuMs: Math.max(0, cpuEnded - cpuStarted) } : result;
   }
 
-  private runPassMeasured(kind: PassKind): WorkerPassResult & { recordLog?: string } {
+  private runPassMeasured(kind: PassKind): WorkerPassResult & { recordLog?: string | Uint8Array } {
     const session = this.requireSession('runPass');
     const abi = this.abi();
     const index = kind === 'prefill' ? 0 : this.nextIndex;
@@ -658,7 +662,7 @@ class EngineWorker {
     // The capture could not take a record (its writer failed, the disk is full): the capture's error, not the engine's.
     if (pass.poolFailure !== null) {
       if (this.capture?.kind === 'pooled') this.capture.pass = null;
-      if (recordLog !== null) this.announcer.sendLog(pass.index, recordLog); // the error reply carries no log
+      if (recordLog !== null) this.announcer.sendLog(pass.index, typeof recordLog === 'string' ? recordLog : Buffer.from(recordLog).toString('base64')); // the error reply carries no log
       throw pass.poolFailure;
     }
     // Records the engine emitted from threads of its own were refused by the guard: the pass fails for that.
@@ -906,7 +910,7 @@ class EngineWorker {
    * The pass ended with the C recorder: the pool goes on from where it left the ring, the pass's
    * counters are its, and every record it took is announced to the caller (in one go, per pass).
    */
-  private finishNativePass(pass: ActivePass): string | null {
+  private finishNativePass(pass: ActivePass): string | Uint8Array | null {
     const native = this.native;
     this.nativePass = false;
     if (native === null) return null;
@@ -914,7 +918,11 @@ class EngineWorker {
     this.adoptCounters(pass, counters);
     if (this.capture?.kind === 'pooled') this.capture.pool.adoptProducer(ring);
     const { words, bytes } = native.takenSince();
-    return bytes > 0 ? Buffer.from(words.buffer, words.byteOffset, bytes).toString('base64') : null;
+    if (bytes === 0) return null;
+    // A copy of its own (the log's buffer is reused; cloning a view would clone all of it).
+    return this.logAsBytes
+      ? new Uint8Array(words.buffer.slice(words.byteOffset, words.byteOffset + bytes))
+      : Buffer.from(words.buffer, words.byteOffset, bytes).toString('base64');
   }
 
   /**
@@ -1083,7 +1091,7 @@ function main(): void {
   // parses a string message); 'process': every message is a JSON line on the pipe.
   const sendJson: SendJson = data.messageFd === null ? (json) => port.postMessage(json) : lineWriter(data.messageFd);
   const send: Send = data.messageFd === null ? (message) => port.postMessage(message) : (message) => sendJson(JSON.stringify(message));
-  const worker = new EngineWorker(sendJson);
+  const worker = new EngineWorker(sendJson, data.messageFd === null);
   port.on('message', (raw: unknown) => {
     const parsed = WorkerRequestSchema.safeParse(raw);
     if (!parsed.success) {
