@@ -20,6 +20,11 @@
  * (main/core/bundle/capture-frame.ts); the crumb's four int32 slots (engine-protocol.ts
  * CRUMB_SLOTS); the control block's slots (capture-pool-protocol.ts SIGNAL, POSITION).
  *
+ * It also writes each captured pass's BEGIN_PASS and END_PASS entries into the ring, in the
+ * host's one call at each end of the pass (tir_open_pass, tir_put_end_pass), so the engine's
+ * thread stores nothing into the pool from JavaScript per pass; an entry that does not fit then is
+ * left to the host (TIR_ENTRY_DEFERRED), which waits or wraps as for a record.
+ *
  * Room in the ring, growing it and waking the capture writer thread are the host's (its
  * Atomics wait and notify): when an entry does not fit, or enough bytes were published since the
  * writer was last woken, this calls the host's service callback, which updates the ring state
@@ -37,7 +42,11 @@
 /* capture-pool-layout.ts */
 #define ENTRY_MAGIC 0x45504954u
 #define ENTRY_HEADER_BYTES 16u
+#define ENTRY_KIND_BEGIN_PASS 1u
 #define ENTRY_KIND_FRAME 2u
+#define ENTRY_KIND_END_PASS 3u
+/* The largest pass entry payload (u32 pass, then the output mode): the host's CapturePool.endPass refuses a longer mode. */
+#define PASS_ENTRY_MAX 256u
 /* capture-frame.ts */
 #define FRAME_MAGIC 0x4d524654u
 #define FRAME_FIXED_BYTES 32u
@@ -57,6 +66,9 @@
 
 /* tir_take_as results other than 0 (taken): the record needed the fallback after all. */
 #define TIR_REFUSED 1
+/* tir_open_pass / tir_put_end_pass: the pass entry was not written here (no room now, a wrap, a
+ * failed writer, a ring the host moved): the host writes it (CapturePool.beginPass / endPass). */
+#define TIR_ENTRY_DEFERRED 1
 
 /* Largest integer a double holds exactly with every smaller one: Number.MAX_SAFE_INTEGER. */
 #define SAFE_INTEGER 9007199254740991.0
@@ -237,20 +249,61 @@ TI_API void tir_begin_pass(tir_recorder *r, uint32_t index, uint32_t kind, uint3
 
 TI_API void tir_end_pass(tir_recorder *r) { r->active = 0; }
 
+static uint64_t round8(uint64_t bytes) { return (bytes + 7u) & ~(uint64_t)7u; }
+
+/* Whether an entry of `length` bytes can go at the head now, contiguous and into free room. */
+static int fits(const tir_recorder *r, uint64_t length) {
+    if (r->ring == NULL || length > r->capacity) return 0;
+    if (__atomic_load_n(&r->signals[SIGNAL_FAILED], __ATOMIC_ACQUIRE) != 0) return 0;
+    uint64_t offset = (r->head - r->base) % r->capacity;
+    if (offset + length > r->capacity) return 0;
+    uint64_t tail = (uint64_t)__atomic_load_n(&r->positions[POSITION_TAIL], __ATOMIC_ACQUIRE);
+    return r->capacity - (r->head - tail) >= length;
+}
+
 /*
- * The host's two calls per pass, so its engine thread makes one call at each pass boundary instead
- * of several. tir_open_pass: the crumb and control block (tir_set_shared), the ring when capturing
- * (`ring` 0: none, the ring arguments unused; tir_set_ring), then tir_begin_pass. tir_close_pass:
- * tir_end_pass, the pass's state (tir_pass_state) into `state`, and the log from byte `from` on
- * into `log` (up to `capacity` bytes); returns the log's bytes from `from`, which may exceed
- * `capacity` (then nothing is copied: the host grows its buffer and calls tir_log_copy).
+ * A pass entry (BEGIN_PASS, END_PASS) at the ring's head, whole and published, as the host's
+ * CapturePool writes one: header with magic 0, payload, magic last, then the head. It never waits,
+ * wraps or calls the host: 0 written, or TIR_ENTRY_DEFERRED when it does not fit now (the host,
+ * which can wait for the writer and wrap, writes it instead). The writer is not woken here (a
+ * worker blocked in Atomics.wait is woken only from JavaScript): the host wakes it at the pass's
+ * end, and the next frame wakes it when enough was published since the last wake.
  */
-TI_API void tir_open_pass(tir_recorder *r, uintptr_t crumb, uintptr_t control, uintptr_t ring, uint64_t capacity, uint64_t base,
-                          uint64_t head, uint32_t seq, uint64_t woken, uint64_t wake_bytes, uint32_t index, uint32_t kind,
-                          uint32_t window_from) {
+static int put_pass_entry(tir_recorder *r, uint32_t kind, const void *payload, uint32_t bytes) {
+    const uint64_t length = ENTRY_HEADER_BYTES + round8(bytes);
+    if (bytes > PASS_ENTRY_MAX || !fits(r, length)) return TIR_ENTRY_DEFERRED;
+    uint8_t *at = r->ring + (r->head - r->base) % r->capacity;
+    const uint32_t entry[4] = {0u, kind, r->seq, bytes};
+    memcpy(at, entry, sizeof entry);
+    memcpy(at + ENTRY_HEADER_BYTES, payload, bytes);
+    __atomic_store_n((uint32_t *)at, ENTRY_MAGIC, __ATOMIC_RELEASE);
+    r->seq += 1;
+    r->head += length;
+    __atomic_store_n(&r->positions[POSITION_HEAD], (int64_t)r->head, __ATOMIC_RELEASE);
+    return 0;
+}
+
+/*
+ * The host's calls per pass, so its engine thread makes one call at each pass boundary instead
+ * of several. tir_open_pass: the crumb and control block (tir_set_shared), the ring when capturing
+ * (`ring` 0: none, the ring arguments unused; tir_set_ring), then tir_begin_pass; with
+ * `begin_entry` 1 (capturing) it also writes the pass's BEGIN_PASS entry into the ring and
+ * publishes it. Returns 0, or TIR_ENTRY_DEFERRED when that entry did not fit now: the pass is
+ * open, and the host writes the entry and hands the ring back (tir_set_ring) before the engine
+ * runs. tir_close_pass: tir_end_pass, the pass's state (tir_pass_state) into `state`, and the log
+ * from byte `from` on into `log` (up to `capacity` bytes); returns the log's bytes from `from`,
+ * which may exceed `capacity` (then nothing is copied: the host grows its buffer and calls
+ * tir_log_copy).
+ */
+TI_API int tir_open_pass(tir_recorder *r, uintptr_t crumb, uintptr_t control, uintptr_t ring, uint64_t capacity, uint64_t base,
+                         uint64_t head, uint32_t seq, uint64_t woken, uint64_t wake_bytes, uint32_t index, uint32_t kind,
+                         uint32_t window_from, uint32_t begin_entry) {
     tir_set_shared(r, (void *)crumb, (void *)control);
     if (ring != 0) tir_set_ring(r, ring, capacity, base, head, seq, woken, wake_bytes);
     tir_begin_pass(r, index, kind, ring != 0, window_from);
+    if (ring == 0 || !begin_entry) return 0;
+    const uint32_t payload[2] = {index, kind};
+    return put_pass_entry(r, ENTRY_KIND_BEGIN_PASS, payload, sizeof payload);
 }
 
 TI_API uint64_t tir_close_pass(tir_recorder *r, double *state, void *log, uint64_t from, uint64_t capacity) {
@@ -259,6 +312,27 @@ TI_API uint64_t tir_close_pass(tir_recorder *r, double *state, void *log, uint64
     const uint64_t bytes = from >= r->log_bytes ? 0 : r->log_bytes - from;
     if (bytes > 0 && bytes <= capacity) memcpy(log, r->log + from, bytes);
     return bytes;
+}
+
+/*
+ * After tir_close_pass: the pass's END_PASS entry (pass `index`, then the output mode's
+ * `mode_bytes` of UTF-8; 0: none, the pass failed) into the ring, published, when the host's
+ * producer is where the recorder left the ring (`ring`, `head`, `seq`: the host did not move or
+ * remap it since).
+ * Fills `state` as tir_pass_state (the ring's new head and sequence number). 0 written, or
+ * TIR_ENTRY_DEFERRED (the host writes it).
+ */
+TI_API int tir_put_end_pass(tir_recorder *r, uint32_t index, const uint8_t *mode, uint32_t mode_bytes, uintptr_t ring, uint64_t head,
+                            uint32_t seq, double *state) {
+    int result = TIR_ENTRY_DEFERRED;
+    if (r->ring != NULL && (uintptr_t)r->ring == ring && r->head == head && r->seq == seq && mode_bytes <= PASS_ENTRY_MAX - 4u) {
+        uint8_t payload[PASS_ENTRY_MAX];
+        memcpy(payload, &index, 4);
+        if (mode_bytes > 0) memcpy(payload + 4, mode, mode_bytes);
+        result = put_pass_entry(r, ENTRY_KIND_END_PASS, payload, 4u + mode_bytes);
+    }
+    tir_pass_state(r, state);
+    return result;
 }
 
 /* The host asked the engine to stop (its fallback or service failed): nothing more is taken. */
@@ -352,18 +426,6 @@ static void gather(uint8_t *out, const uint8_t *src, size_t size, uint32_t rank,
             index[axis] = 0;
         }
     }
-}
-
-static uint64_t round8(uint64_t bytes) { return (bytes + 7u) & ~(uint64_t)7u; }
-
-/* Whether an entry of `length` bytes can go at the head now, contiguous and into free room. */
-static int fits(const tir_recorder *r, uint64_t length) {
-    if (r->ring == NULL || length > r->capacity) return 0;
-    if (__atomic_load_n(&r->signals[SIGNAL_FAILED], __ATOMIC_ACQUIRE) != 0) return 0;
-    uint64_t offset = (r->head - r->base) % r->capacity;
-    if (offset + length > r->capacity) return 0;
-    uint64_t tail = (uint64_t)__atomic_load_n(&r->positions[POSITION_TAIL], __ATOMIC_ACQUIRE);
-    return r->capacity - (r->head - tail) >= length;
 }
 
 /* One frame entry into the ring. 0, or 1 when the host's service failed (the capture cannot go on). */

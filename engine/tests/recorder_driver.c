@@ -29,9 +29,11 @@ uint32_t tir_ring_seq(const tir_recorder *r);
 uint64_t tir_ring_woken(const tir_recorder *r);
 void tir_begin_pass(tir_recorder *r, uint32_t index, uint32_t kind, uint32_t capturing, uint32_t window_from);
 void tir_end_pass(tir_recorder *r);
-void tir_open_pass(tir_recorder *r, uintptr_t crumb, uintptr_t control, uintptr_t ring, uint64_t capacity, uint64_t base, uint64_t head,
-                   uint32_t seq, uint64_t woken, uint64_t wake_bytes, uint32_t index, uint32_t kind, uint32_t window_from);
+int tir_open_pass(tir_recorder *r, uintptr_t crumb, uintptr_t control, uintptr_t ring, uint64_t capacity, uint64_t base, uint64_t head,
+                  uint32_t seq, uint64_t woken, uint64_t wake_bytes, uint32_t index, uint32_t kind, uint32_t window_from, uint32_t begin_entry);
 uint64_t tir_close_pass(tir_recorder *r, double *state, void *log, uint64_t from, uint64_t capacity);
+int tir_put_end_pass(tir_recorder *r, uint32_t index, const uint8_t *mode, uint32_t mode_bytes, uintptr_t ring, uint64_t head, uint32_t seq,
+                     double *state);
 uint32_t tir_records(const tir_recorder *r);
 uint32_t tir_captured(const tir_recorder *r);
 uint64_t tir_bytes(const tir_recorder *r);
@@ -163,8 +165,8 @@ int main(void) {
 
     /* The host's one call per pass boundary: open (shared memory, ring, pass) and close (end, state, log). */
     {
-        tir_open_pass(recorder, (uintptr_t)crumb, (uintptr_t)control, (uintptr_t)ring, CAPACITY, base, tir_ring_head(recorder),
-                      tir_ring_seq(recorder), tir_ring_woken(recorder), 512, 2, 1, 0);
+        CHECK(tir_open_pass(recorder, (uintptr_t)crumb, (uintptr_t)control, (uintptr_t)ring, CAPACITY, base, tir_ring_head(recorder),
+                            tir_ring_seq(recorder), tir_ring_woken(recorder), 512, 2, 1, 0, 0) == 0);
         ti_record a = record_of("a.rows", TI_F32, 2, shape23, NULL, rows, sizeof rows);
         a.pass_index = 2;
         CHECK(take(recorder, &a) == 0 && crumb[0] == 2);
@@ -178,6 +180,69 @@ int main(void) {
         CHECK(state[0] == 1.0 && state[1] == 24.0 && state[2] == 0.0 && state[6] == 40.0);
         CHECK(tir_close_pass(recorder, state, log, 40, sizeof log) == 0);
         CHECK(take(recorder, &a) == 1); /* closed: nothing more is taken */
+    }
+
+    /* The pass's BEGIN_PASS and END_PASS entries, written and published by the recorder itself. */
+    {
+        uint64_t at = tir_ring_head(recorder);
+        if ((at - base) % CAPACITY + 24u > CAPACITY) at += CAPACITY - (at - base) % CAPACITY; /* the host wrapped */
+        control[4] = (int64_t)at; /* the writer applied everything */
+        const uint32_t first = tir_ring_seq(recorder);
+        CHECK(tir_open_pass(recorder, (uintptr_t)crumb, (uintptr_t)control, (uintptr_t)ring, CAPACITY, base, at, first, at, 512, 3, 1, 0, 1) == 0);
+        uint32_t words[6];
+        memcpy(words, ring + (at - base) % CAPACITY, sizeof words);
+        CHECK(words[0] == 0x45504954u && words[1] == 1u && words[2] == first && words[3] == 8u && words[4] == 3u && words[5] == 1u);
+        CHECK(tir_ring_head(recorder) == at + 24u && tir_ring_seq(recorder) == first + 1u && control[3] == (int64_t)(at + 24u));
+        ti_record a = record_of("a.rows", TI_F32, 2, shape23, NULL, rows, sizeof rows);
+        a.pass_index = 3;
+        CHECK(take(recorder, &a) == 0);
+        double state[7];
+        uint8_t log[64];
+        CHECK(tir_close_pass(recorder, state, log, 0, sizeof log) == 40);
+        const uint64_t closed = tir_ring_head(recorder);
+        const uint32_t closed_seq = tir_ring_seq(recorder);
+        control[4] = (int64_t)closed;
+        /* The host moved the ring since (another head, another ring): not written, the host writes it. */
+        CHECK(tir_put_end_pass(recorder, 3, (const uint8_t *)"text", 4, (uintptr_t)ring, closed + 8u, closed_seq, state) == 1);
+        CHECK(tir_put_end_pass(recorder, 3, (const uint8_t *)"text", 4, (uintptr_t)ring + 8u, closed, closed_seq, state) == 1);
+        /* A mode longer than the host's pass entry holds: the host names it. */
+        static const uint8_t long_mode[253];
+        CHECK(tir_put_end_pass(recorder, 3, long_mode, sizeof long_mode, (uintptr_t)ring, closed, closed_seq, state) == 1);
+        CHECK(tir_ring_head(recorder) == closed && control[3] == (int64_t)closed);
+        CHECK(tir_put_end_pass(recorder, 3, (const uint8_t *)"text", 4, (uintptr_t)ring, closed, closed_seq, state) == 0);
+        const uint8_t *end = ring + (closed - base) % CAPACITY;
+        memcpy(words, end, 20);
+        CHECK(words[0] == 0x45504954u && words[1] == 3u && words[2] == closed_seq && words[3] == 8u && words[4] == 3u);
+        CHECK(memcmp(end + 20, "text", 4) == 0);
+        CHECK(state[3] == (double)(closed + 24u) && state[4] == (double)(closed_seq + 1u) && control[3] == (int64_t)(closed + 24u));
+        /* A failed pass: no mode. */
+        CHECK(tir_put_end_pass(recorder, 3, NULL, 0, (uintptr_t)ring, closed + 24u, closed_seq + 1u, state) == 0);
+        memcpy(words, ring + (closed + 24u - base) % CAPACITY, 16);
+        CHECK(words[1] == 3u && words[3] == 4u && state[3] == (double)(closed + 48u)); /* 16 + 4 padded to 8 */
+
+        /* Entries that do not fit now are left to the host, nothing written: the ring full... */
+        uint64_t h = tir_ring_head(recorder);
+        const uint32_t s = tir_ring_seq(recorder);
+        control[4] = (int64_t)(h - CAPACITY + 16u);
+        CHECK(tir_open_pass(recorder, (uintptr_t)crumb, (uintptr_t)control, (uintptr_t)ring, CAPACITY, base, h, s, h, 512, 4, 1, 0, 1) == 1);
+        CHECK(tir_ring_head(recorder) == h && tir_ring_seq(recorder) == s && control[3] == (int64_t)(closed + 48u));
+        CHECK(tir_put_end_pass(recorder, 4, NULL, 0, (uintptr_t)ring, h, s, state) == 1 && tir_ring_head(recorder) == h);
+        /* ...the entry would cross the ring's end (the host wraps)... */
+        control[4] = (int64_t)h;
+        const uint64_t near_end = h + (CAPACITY - (h - base) % CAPACITY) - 16u;
+        CHECK(tir_open_pass(recorder, (uintptr_t)crumb, (uintptr_t)control, (uintptr_t)ring, CAPACITY, base, near_end, s, h, 512, 4, 1, 0, 1) == 1);
+        CHECK(tir_ring_head(recorder) == near_end);
+        /* ...the writer failed (the host throws its failure). */
+        int32_t *signals = (int32_t *)control;
+        signals[2] = 1;
+        CHECK(tir_open_pass(recorder, (uintptr_t)crumb, (uintptr_t)control, (uintptr_t)ring, CAPACITY, base, h, s, h, 512, 4, 1, 0, 1) == 1);
+        CHECK(tir_put_end_pass(recorder, 4, NULL, 0, (uintptr_t)ring, h, s, state) == 1 && tir_ring_head(recorder) == h);
+        signals[2] = 0;
+        /* Not capturing: no entry, nothing to write. */
+        CHECK(tir_open_pass(recorder, (uintptr_t)crumb, (uintptr_t)control, 0, 0, 0, 0, 0, 0, 0, 4, 1, 0, 1) == 0);
+        CHECK(tir_ring_head(recorder) == h);
+        tir_end_pass(recorder);
+        tir_set_ring(recorder, (uintptr_t)ring, CAPACITY, base, h, s, h, 512);
     }
 
     /* Each violation is handed over, nothing is written, the pass stops. */

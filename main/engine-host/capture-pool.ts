@@ -339,6 +339,16 @@ export class CapturePool {
     this.woken = position.woken;
   }
 
+  /**
+   * The C recorder wrote the pass's END_PASS entry and published it (native-recorder.ts
+   * putEndPass): the pool goes on from its position, and the writer is woken to seal the pass now,
+   * as endPass does (the recorder cannot wake a thread blocked in Atomics.wait).
+   */
+  endPassWritten(position: { head: number; seq: number; woken: number }): void {
+    this.adoptProducer(position);
+    this.wake();
+  }
+
   /** Wakes the writer now (the C recorder published enough since the last wake). */
   wakeWriter(): void {
     this.wake();

@@ -197,7 +197,15 @@ export class EngineHost {
   private readonly listeners = new Set<(event: RecordEvent) => void>();
   private stageOf = new Map<string, string>();
   private boundaryNames: string[] = [];
+  /** The pass a runPass in flight runs (null when none is), for its crash, timeout or abort. */
   private current: CurrentPass | null = null;
+  /**
+   * The index the worker gives its next decode, as it counts (engine-worker.ts nextIndex): 0 after
+   * open and reset, the last pass that succeeded plus one. The worker sends no message before a
+   * pass (one message a pass from the engine's thread, not two): the caller names the pass it asked
+   * for, and the pass's reply must say the same index.
+   */
+  private nextPassIndex = 0;
   private lastRecord: { pass: number; name: string } | null = null;
   private captureDir: string | null = null;
   private timedOut: { op: WorkerOp; timeoutMs: number } | null = null;
@@ -432,7 +440,9 @@ export class EngineHost {
         timer: setTimeout(() => this.onTimeout(request.op), this.timeoutOf(request.op)),
       };
       this.pending.set(request.id, pending);
-      if (request.op === 'runPass') this.current = null;
+      if (request.op === 'runPass') {
+        this.current = { index: request.kind === 'prefill' ? 0 : this.nextPassIndex, kind: request.kind, lastBoundary: null, recordCount: 0 };
+      }
       try {
         this.transport.send(request);
       } catch (error) {
@@ -444,10 +454,11 @@ export class EngineHost {
   }
 
   /** A log of the records the C recorder took (record-log.ts, base64), announced; false (the channel ended) when it is malformed. */
-  private onRecordLog(pass: number, log: string): boolean {
+  private onRecordLog(pass: number, log: string | Uint8Array): boolean {
     let records: RecordsMessage['records'];
     try {
-      records = decodeRecordLog(Buffer.from(log, 'base64'), this.boundaryNames);
+      const bytes = typeof log === 'string' ? Buffer.from(log, 'base64') : Buffer.from(log.buffer, log.byteOffset, log.byteLength);
+      records = decodeRecordLog(bytes, this.boundaryNames);
     } catch (error) {
       this.protocolViolation(`malformed record log from the engine worker: ${error instanceof Error ? error.message : String(error)}`);
       return false;
@@ -496,9 +507,6 @@ export class EngineHost {
       case 'recordLog':
         this.onRecordLog(message.pass, message.log);
         return;
-      case 'passBegin':
-        this.current = { index: message.index, kind: message.kind, lastBoundary: null, recordCount: 0 };
-        return;
       case 'fatal':
         this.fatalMessage = message.message;
         return;
@@ -510,10 +518,13 @@ export class EngineHost {
         }
         this.pending.delete(message.id);
         if (pending.timer) clearTimeout(pending.timer);
+        const expectedIndex = this.current?.index ?? null;
+        if (pending.op === 'runPass') this.current = null;
         if (!message.ok) {
           pending.reject(rebuildError(message.error));
           return;
         }
+        if (pending.op === 'open' || pending.op === 'reset') this.nextPassIndex = 0;
         const value = REPLY_VALUE_SCHEMAS[pending.op].safeParse(message.value);
         if (!value.success) {
           const problem = `malformed ${pending.op} reply from the engine worker: ${value.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`;
@@ -523,13 +534,19 @@ export class EngineHost {
         }
         let resolved: unknown = value.data;
         if (pending.op === 'runPass') {
-          // The pass's records ride in its reply: announced first, as if they had come before it.
           const { recordLog, ...result } = value.data as ReplyValue<'runPass'>;
+          if (result.index !== expectedIndex) {
+            const problem = `the engine worker ran pass ${result.index} (${result.kind}) where pass ${expectedIndex} was expected`;
+            pending.reject(new EngineHostError(problem));
+            this.protocolViolation(problem);
+            return;
+          }
+          if (result.status === 'ok') this.nextPassIndex = result.index + 1;
+          // The pass's records ride in its reply: announced first, as if they had come before it.
           if (recordLog !== undefined && !this.onRecordLog(result.index, recordLog)) {
             pending.reject(new EngineHostError(this.fatalMessage ?? 'malformed record log from the engine worker'));
             return;
           }
-          this.current = null;
           resolved = result;
         }
         pending.resolve(resolved);

@@ -3,7 +3,7 @@
 // edge like any file.
 //
 //   caller ──request──▶ [engine-host process ──relay──▶] worker
-//   caller ◀──reply / passBegin / records── worker
+//   caller ◀──reply / records── worker
 //
 // In 'process' isolation the worker writes its messages as JSON lines straight to a pipe the
 // caller reads, so nothing it sent is lost when the engine kills the process; in 'thread'
@@ -115,6 +115,11 @@ export const CaptureStatsSchema = z.object({
   callbackMs: z.number().nonnegative(),
   /** Which record callback took the records: the C recorder (native-recorder.ts) or the JavaScript one. */
   recorder: z.enum(['c', 'js']).optional(),
+  /**
+   * Of the pass's two entries in the pool (BEGIN_PASS, END_PASS), how many the C recorder wrote
+   * itself, one call each (the pool writes the others: the JavaScript callback, or no room then).
+   */
+  passEntriesByRecorder: z.number().int().min(0).max(2).optional(),
   /** Of which waiting for room in the pool (back-pressure). */
   waitMs: z.number().nonnegative(),
   /** Records (or pass entries) that found the pool full. */
@@ -158,10 +163,12 @@ export const WorkerPassResultSchema = z.discriminatedUnion('status', [PassOkSche
 export type WorkerPassResult = z.infer<typeof WorkerPassResultSchema>;
 /**
  * The runPass reply: the pass's result and, where the C recorder took its records, their log
- * (record-log.ts, base64) since the last 'recordLog' message, which the caller announces before
- * the pass resolves (one message per pass from the engine's thread, not two).
+ * (record-log.ts) since the last 'recordLog' message, which the caller announces before the pass
+ * resolves (one message per pass from the engine's thread, not two): base64 in a JSON line
+ * ('process' isolation), its bytes as they are in a postMessage ('thread': no text encoding on the
+ * engine's thread).
  */
-const RecordLogField = { recordLog: z.string().optional() };
+const RecordLogField = { recordLog: z.union([z.string(), z.instanceof(Uint8Array)]).optional() };
 export const WorkerPassReplySchema = z.discriminatedUnion('status', [PassOkSchema.extend(RecordLogField), PassEngineErrorSchema.extend(RecordLogField)]);
 
 export const LoadReplySchema = z.object({
@@ -222,8 +229,6 @@ export const ReplySchema = z.discriminatedUnion('ok', [
 
 export const WorkerMessageSchema = z.discriminatedUnion('type', [
   ReplySchema,
-  /** Sent before the engine starts a pass. */
-  z.object({ type: z.literal('passBegin'), index: Extent, kind: PassKindSchema }),
   /** Records announced in batches (at most every ANNOUNCE_BATCH records or ANNOUNCE_INTERVAL_MS, and at the pass end): what arrived, never data. */
   z.object({
     type: z.literal('records'),

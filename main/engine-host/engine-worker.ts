@@ -4,11 +4,12 @@
 // engine/host-recorder/ti_recorder.c) behind the record guard: it checks the record, leaves the
 // crash crumb and, when capturing, copies the record ONCE, straight from the engine into the next
 // entry of the capture pool (capture-pool.ts; gathered into row-major first when the engine's
-// strides are not), without entering JavaScript. The pass's counters are read from it once per
-// pass, and its log of the records taken goes to the caller as it is (a 'recordLog' message,
-// record-log.ts: the caller builds the announcements for its live progress), at the pass's end
-// and whenever the recorder wakes the writer. A
-// record that breaks a check is handed to the JavaScript callback here (takeForwarded), which
+// strides are not), without entering JavaScript; it also writes the pass's BEGIN_PASS and
+// END_PASS entries into the pool as it opens the pass and after it (one call each). The pass's
+// counters are read from it once per pass, and its log of the records taken goes to the caller
+// as it is (record-log.ts: the caller builds the announcements for its live progress), in the
+// pass's reply, and in a 'recordLog' message whenever the recorder wakes the writer. A record
+// that breaks a check is handed to the JavaScript callback here (takeForwarded), which
 // runs the same checks and stops the pass with the same message. Checksums, spills, hashing,
 // sealing and the journal are the capture writer thread's (capture-writer-thread.ts); when the
 // pool is full the recorder asks this thread to wait for it (back-pressure: memory stays bounded
@@ -200,6 +201,8 @@ type CaptureTarget =
       pass: PooledPass | null;
       /** Time the last pass's runPass waited for its seal. */
       sealWaitMs: number;
+      /** How many of the last pass's BEGIN_PASS and END_PASS entries the C recorder wrote. */
+      entriesByRecorder: number;
     };
 
 /** What the engine thread keeps of the pass being captured through the pool (for the record checks). */
@@ -209,6 +212,11 @@ interface PooledPass {
   records: number;
   /** The pass file a record's error names. */
   readonly file: string;
+  /**
+   * The C recorder wrote the pass's BEGIN_PASS entry as it opened the pass, and holds the ring: it
+   * writes END_PASS too (one call each, no pool stores from this thread between).
+   */
+  byRecorder: boolean;
 }
 
 /** The native memory calls this worker may use (null: write() everywhere). */
@@ -351,8 +359,9 @@ class EngineWorker {
   private reader: RecordReader | null = null;
 
   constructor(
-    private readonly send: Send,
     sendJson: SendJson,
+    /** Whether the pass's reply goes by postMessage ('thread'), which carries the record log's bytes as they are; else it is base64 in a JSON line. */
+    private readonly logAsBytes: boolean,
   ) {
     this.announcer = new Announcer(sendJson);
   }
@@ -489,7 +498,16 @@ class EngineWorker {
     this.capture =
       memory === null
         ? { kind: 'direct', writer: NativeBundleWriter.create(dir, header) }
-        : { kind: 'pooled', pool: CapturePool.open(dir, header, memory, poolBytes()), dir, encoder: new FrameEncoder(), sealBehind, pass: null, sealWaitMs: 0 };
+        : {
+            kind: 'pooled',
+            pool: CapturePool.open(dir, header, memory, poolBytes()),
+            dir,
+            encoder: new FrameEncoder(),
+            sealBehind,
+            pass: null,
+            sealWaitMs: 0,
+            entriesByRecorder: 0,
+          };
     return null;
   }
 
@@ -507,13 +525,29 @@ class EngineWorker {
     }
   }
 
-  private beginCapturedPass(index: number, kind: PassKind): void {
+  /**
+   * Opens the pass in the capture (if any) and routes its records (routeRecords). Through the
+   * pool, the C recorder writes the pass's BEGIN_PASS entry as it opens the pass, where it takes
+   * the records; else, or when the entry did not fit now (the ring full, a wrap), the pool writes
+   * it here, waiting for room as it does for a record.
+   */
+  private beginCapturedPass(pass: ActivePass): void {
+    const { index, kind } = pass;
     const capture = this.capture;
-    if (capture === null) return;
-    if (capture.kind === 'direct') return capture.writer.beginPass(index, kind);
+    if (capture?.kind !== 'pooled') {
+      if (capture?.kind === 'direct') capture.writer.beginPass(index, kind);
+      this.routeRecords(pass, null);
+      return;
+    }
     capture.pool.throwIfFailed();
+    const pooled: PooledPass = { index, names: new Set(), records: 0, file: join(capture.dir, passFileName(index)), byRecorder: false };
+    capture.pass = pooled;
+    pooled.byRecorder = this.routeRecords(pass, capture);
+    capture.entriesByRecorder = pooled.byRecorder ? 1 : 0;
+    if (pooled.byRecorder) return;
     capture.pool.beginPass(index, kind);
-    capture.pass = { index, names: new Set(), records: 0, file: join(capture.dir, passFileName(index)) };
+    // The recorder opened the pass from the pool's position before that entry: it goes on after it.
+    if (this.nativePass) this.native?.setRing(capture.pool.producerState());
   }
 
   /**
@@ -528,12 +562,39 @@ class EngineWorker {
     capture.pass = null;
     capture.sealWaitMs = 0;
     capture.pool.throwIfFailed();
-    if (pass !== null) capture.pool.endPass(pass.index, mode);
+    if (pass !== null && pass.byRecorder && this.endPassByRecorder(capture.pool, pass.index, mode)) capture.entriesByRecorder += 1;
+    else if (pass !== null) capture.pool.endPass(pass.index, mode);
     if (!capture.sealBehind) {
       const started = performance.now();
       capture.pool.waitApplied();
       capture.sealWaitMs = performance.now() - started;
     }
+  }
+
+  /**
+   * The C recorder writes the pass's END_PASS entry (one call) and the pool wakes the writer to
+   * seal it; false when it did not (no room now, a wrap, a failed writer, a mode too long): the
+   * pool writes it, waits or names the problem.
+   */
+  private endPassByRecorder(pool: CapturePool, index: number, mode: string | null): boolean {
+    const native = this.native;
+    if (native === null) return false;
+    const position = native.putEndPass(index, mode === null ? null : this.modeBytes(mode), pool.producerState());
+    if (position === null) return false;
+    pool.endPassWritten(position);
+    return true;
+  }
+
+  /** Output modes as UTF-8, kept (an engine reports a few, one per pass). */
+  private readonly modes = new Map<string, Buffer>();
+  private modeBytes(mode: string): Buffer {
+    let bytes = this.modes.get(mode);
+    if (bytes === undefined) {
+      if (this.modes.size >= 64) this.modes.clear();
+      bytes = Buffer.from(mode, 'utf8');
+      this.modes.set(mode, bytes);
+    }
+    return bytes;
   }
 
   private state(session: SessionHandle): SessionState {
@@ -559,14 +620,14 @@ class EngineWorker {
    * records and opening the captured pass, the engine's call with every record, reading the
    * recorder back, ending the captured pass and the session state.
    */
-  private runPass(kind: PassKind): WorkerPassResult & { recordLog?: string } {
+  private runPass(kind: PassKind): WorkerPassResult & { recordLog?: string | Uint8Array } {
     const cpuStarted = threadCpuMs();
     const result = this.runPassMeasured(kind);
     const cpuEnded = cpuStarted === null ? null : threadCpuMs();
     return result.status === 'ok' && cpuStarted !== null && cpuEnded !== null ? { ...result, threadCpuMs: Math.max(0, cpuEnded - cpuStarted) } : result;
   }
 
-  private runPassMeasured(kind: PassKind): WorkerPassResult & { recordLog?: string } {
+  private runPassMeasured(kind: PassKind): WorkerPassResult & { recordLog?: string | Uint8Array } {
     const session = this.requireSession('runPass');
     const abi = this.abi();
     const index = kind === 'prefill' ? 0 : this.nextIndex;
@@ -581,9 +642,8 @@ class EngineWorker {
       failure: null,
       poolFailure: null,
     };
-    this.send({ type: 'passBegin', index, kind });
-    this.beginCapturedPass(index, kind);
-    this.routeRecords(pass);
+    // No message before the pass: the caller knows which pass it asked for (engine-host.ts).
+    this.beginCapturedPass(pass);
     this.callbackMs = 0;
     const waitsBefore = this.capture?.kind === 'pooled' ? { ...this.capture.pool.waits } : null;
     this.active = pass;
@@ -602,7 +662,7 @@ class EngineWorker {
     // The capture could not take a record (its writer failed, the disk is full): the capture's error, not the engine's.
     if (pass.poolFailure !== null) {
       if (this.capture?.kind === 'pooled') this.capture.pass = null;
-      if (recordLog !== null) this.announcer.sendLog(pass.index, recordLog); // the error reply carries no log
+      if (recordLog !== null) this.announcer.sendLog(pass.index, typeof recordLog === 'string' ? recordLog : Buffer.from(recordLog).toString('base64')); // the error reply carries no log
       throw pass.poolFailure;
     }
     // Records the engine emitted from threads of its own were refused by the guard: the pass fails for that.
@@ -656,6 +716,7 @@ class EngineWorker {
               poolBytes: capture.pool.size,
               sealWaitMs: capture.sealWaitMs,
               recorder: pass.recorder,
+              passEntriesByRecorder: capture.entriesByRecorder,
             },
           }
         : {};
@@ -803,17 +864,17 @@ class EngineWorker {
    * memory it can store into, and the capture (if any) goes through the pool. The record guard
    * forwards to it, or to the JavaScript callback.
    */
-  private routeRecords(pass: ActivePass): void {
+  private routeRecords(pass: ActivePass, pooled: Extract<CaptureTarget, { kind: 'pooled' }> | null): boolean {
     const guard = this.guard;
     const callback = this.callback;
-    if (guard === null || callback === null) return;
+    if (guard === null || callback === null) return false;
     const native = this.native;
     const capture = this.capture;
     const crumb = this.crumb?.address() ?? null;
     this.nativePass = native !== null && crumb !== null && capture?.kind !== 'direct';
     if (!this.nativePass || native === null || crumb === null) {
       guard.forwardTo(callback.pointer, null);
-      return;
+      return false;
     }
     pass.recorder = 'c';
     const window = this.recordWindow;
@@ -821,8 +882,7 @@ class EngineWorker {
       for (const entry of this.boundaries) native.setKeep(entry.index, window?.keep.has(entry.name) ?? false);
       this.nativeWindow = window;
     }
-    const pooled = capture?.kind === 'pooled' ? capture : null;
-    native.openPass(
+    const begun = native.openPass(
       pass.index,
       pass.abiKind,
       window?.from ?? 0,
@@ -830,6 +890,7 @@ class EngineWorker {
       pooled === null ? null : { control: pooled.pool.controlBlock, ring: pooled.pool.producerState() },
     );
     guard.forwardTo(native.fn, native.user);
+    return pooled !== null && begun;
   }
 
   /** The pass's counters as the C recorder holds them; returns where it left the ring. */
@@ -849,7 +910,7 @@ class EngineWorker {
    * The pass ended with the C recorder: the pool goes on from where it left the ring, the pass's
    * counters are its, and every record it took is announced to the caller (in one go, per pass).
    */
-  private finishNativePass(pass: ActivePass): string | null {
+  private finishNativePass(pass: ActivePass): string | Uint8Array | null {
     const native = this.native;
     this.nativePass = false;
     if (native === null) return null;
@@ -857,7 +918,11 @@ class EngineWorker {
     this.adoptCounters(pass, counters);
     if (this.capture?.kind === 'pooled') this.capture.pool.adoptProducer(ring);
     const { words, bytes } = native.takenSince();
-    return bytes > 0 ? Buffer.from(words.buffer, words.byteOffset, bytes).toString('base64') : null;
+    if (bytes === 0) return null;
+    // A copy of its own (the log's buffer is reused; cloning a view would clone all of it).
+    return this.logAsBytes
+      ? new Uint8Array(words.buffer.slice(words.byteOffset, words.byteOffset + bytes))
+      : Buffer.from(words.buffer, words.byteOffset, bytes).toString('base64');
   }
 
   /**
@@ -1026,7 +1091,7 @@ function main(): void {
   // parses a string message); 'process': every message is a JSON line on the pipe.
   const sendJson: SendJson = data.messageFd === null ? (json) => port.postMessage(json) : lineWriter(data.messageFd);
   const send: Send = data.messageFd === null ? (message) => port.postMessage(message) : (message) => sendJson(JSON.stringify(message));
-  const worker = new EngineWorker(send, sendJson);
+  const worker = new EngineWorker(sendJson, data.messageFd === null);
   port.on('message', (raw: unknown) => {
     const parsed = WorkerRequestSchema.safeParse(raw);
     if (!parsed.success) {

@@ -56,8 +56,10 @@ const RECORDER_PROTOTYPES = {
   setCallbacks: 'void tir_set_callbacks(void *r, ti_record_fn *fallback, void *service)',
   setRing: 'void tir_set_ring(void *r, uintptr_t ring, uint64_t capacity, uint64_t base, uint64_t head, uint32_t seq, uint64_t woken, uint64_t wake_bytes)',
   openPass:
-    'void tir_open_pass(void *r, uintptr_t crumb, uintptr_t control, uintptr_t ring, uint64_t capacity, uint64_t base, uint64_t head, uint32_t seq, uint64_t woken, uint64_t wake_bytes, uint32_t index, uint32_t kind, uint32_t window_from)',
+    'int tir_open_pass(void *r, uintptr_t crumb, uintptr_t control, uintptr_t ring, uint64_t capacity, uint64_t base, uint64_t head, uint32_t seq, uint64_t woken, uint64_t wake_bytes, uint32_t index, uint32_t kind, uint32_t window_from, uint32_t begin_entry)',
   closePass: 'uint64_t tir_close_pass(void *r, _Out_ double *state, _Out_ uint8_t *log, uint64_t from, uint64_t capacity)',
+  putEndPass:
+    'int tir_put_end_pass(void *r, uint32_t index, const uint8_t *mode, uint32_t mode_bytes, uintptr_t ring, uint64_t head, uint32_t seq, _Out_ double *state)',
   passState: 'void tir_pass_state(void *r, _Out_ double *out)',
   stop: 'void tir_stop(void *r)',
   seen: 'uint32_t tir_seen(void *r, uint32_t index)',
@@ -156,22 +158,26 @@ export class NativeRecorder {
 
   /**
    * A pass begins, in one call: the crumb's address, and when capturing the pool's control block
-   * and its ring as the producer holds it (null: not capturing).
+   * and its ring as the producer holds it (null: not capturing), the recorder writing the pass's
+   * BEGIN_PASS entry into the ring and publishing it. Returns whether it did: false when the entry
+   * did not fit now (the pass is open; the caller writes the entry through the pool, which waits
+   * or wraps, and hands the ring back with setRing before the engine runs). With capture, the
+   * pool adopts the recorder's position after the pass (closePass), as after its records.
    */
-  openPass(index: number, abiKind: number, windowFrom: number, crumb: number, capture: { control: Int32Array; ring: RingState } | null): void {
+  openPass(index: number, abiKind: number, windowFrom: number, crumb: number, capture: { control: Int32Array; ring: RingState } | null): boolean {
     this.logRead = 0;
     this.lastLog = 0;
     const fns = this.fns;
     if (capture === null) {
-      fns.openPass(this.user, crumb, 0, 0, 0, 0, 0, 0, 0, 0, index, abiKind, windowFrom);
-      return;
+      fns.openPass(this.user, crumb, 0, 0, 0, 0, 0, 0, 0, 0, index, abiKind, windowFrom, 0);
+      return true;
     }
     const ring = capture.ring;
     if (capture.control !== this.control) {
       this.control = capture.control;
       this.controlAddress = asNumber(fns.addressOf(capture.control));
     }
-    fns.openPass(
+    const deferred = fns.openPass(
       this.user,
       crumb,
       this.controlAddress,
@@ -185,7 +191,26 @@ export class NativeRecorder {
       index,
       abiKind,
       windowFrom,
+      1,
     );
+    return deferred === 0;
+  }
+
+  /**
+   * After closePass: the pass's END_PASS entry (pass `index`, the output `mode`'s UTF-8 bytes,
+   * null: the pass failed) written into the ring and published by the recorder, in one call, when
+   * the pool's producer is still where the recorder left the ring (`producer`). Returns the ring's
+   * position after it, or null when the recorder did not write it (no room now, a wrap, a failed
+   * writer, a ring moved since): the caller writes it through the pool.
+   */
+  putEndPass(
+    index: number,
+    mode: Uint8Array | null,
+    producer: { ring: number; head: number; seq: number },
+  ): { head: number; seq: number; woken: number } | null {
+    const written = this.fns.putEndPass(this.user, index, mode, mode?.length ?? 0, producer.ring, producer.head, producer.seq, this.state);
+    this.lastLog = -1;
+    return written === 0 ? this.stateRead().ring : null;
   }
 
   /**

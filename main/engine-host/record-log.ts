@@ -1,7 +1,8 @@
 // The C recorder's log of the records it took in a pass (engine/host-recorder/ti_recorder.c,
-// native-recorder.ts TakenLog), as the engine worker sends it to the caller in a 'recordLog'
-// message (base64) instead of one JSON announcement per record: the engine's thread only copies
-// the log out; turning it into announcements is the caller's work, on the caller's thread.
+// native-recorder.ts TakenLog), as the engine worker sends it to the caller in the pass's reply
+// or a 'recordLog' message (base64; in a 'thread' isolation reply, its bytes as they are) instead
+// of one JSON announcement per record: the engine's thread only copies the log out; turning it
+// into announcements is the caller's work, on the caller's thread.
 //
 // Layout, little-endian, entries back to back: u32 boundary index (in catalogue order), u32
 // dtype (the trace ABI's ti_dtype code), u32 rank, u32 0, then f64 byte length and f64 x rank

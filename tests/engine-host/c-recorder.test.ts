@@ -58,7 +58,7 @@ async function capture(
   isolation: Isolation,
   recorder: 'c' | 'js',
   header: ReturnType<typeof captureHeader> | null,
-): Promise<{ dir: string; recorders: string[]; header: ReturnType<typeof captureHeader>; events: RecordEvent[] }> {
+): Promise<{ dir: string; recorders: string[]; passEntries: number[]; header: ReturnType<typeof captureHeader>; events: RecordEvent[] }> {
   process.env['TRACE_INSPECTOR_RECORDER'] = recorder;
   // A small pool: records wrap the ring, wait for the writer, and outgrow it (the recorder asks the host for room).
   process.env['TRACE_INSPECTOR_CAPTURE_POOL_BYTES'] = '16384';
@@ -67,6 +67,7 @@ async function capture(
   rmSync(dir, { recursive: true });
   const host = await EngineHost.start({ library: c.library, isolation });
   const recorders: string[] = [];
+  const passEntries: number[] = [];
   const events: RecordEvent[] = [];
   const unsubscribe = host.onRecord((event) => events.push(event));
   try {
@@ -80,9 +81,10 @@ async function capture(
       const result = await host.runPass(kind);
       if (result.status !== 'ok') throw new Error(`pass failed: ${JSON.stringify(result)}`);
       recorders.push(result.capture?.recorder ?? 'none');
+      passEntries.push(result.capture?.passEntriesByRecorder ?? -1);
     }
     await host.finishCapture({ status: 'completed', message: '', last_pass: c.decodes, last_boundary: null });
-    return { dir, recorders, header: used, events };
+    return { dir, recorders, passEntries, header: used, events };
   } finally {
     unsubscribe();
     await host.close();
@@ -99,6 +101,11 @@ describe.each<Isolation>(['process', 'thread'])('the C recorder, %s isolation', 
     const viaJs = await capture(c, isolation, 'js', viaC.header);
     expect(viaC.recorders.every((recorder) => recorder === 'c')).toBe(true);
     expect(viaJs.recorders.every((recorder) => recorder === 'js')).toBe(true);
+    // The C recorder wrote passes' BEGIN_PASS and END_PASS entries itself (the pool the others: no
+    // room then, a wrap); the JavaScript callback never does.
+    expect(viaC.passEntries.every((entries) => entries >= 0 && entries <= 2)).toBe(true);
+    expect(viaC.passEntries.reduce((sum, entries) => sum + entries, 0)).toBeGreaterThan(0);
+    expect(viaJs.passEntries.every((entries) => entries === 0)).toBe(true);
     const cFiles = filesOf(viaC.dir);
     const jsFiles = filesOf(viaJs.dir);
     expect([...cFiles.keys()].sort()).toEqual([...jsFiles.keys()].sort());
@@ -107,5 +114,30 @@ describe.each<Isolation>(['process', 'thread'])('the C recorder, %s isolation', 
     // The caller hears of the same records, in the same order (the C recorder's log, decoded by the caller).
     expect(viaC.events.length).toBeGreaterThan(0);
     expect(viaC.events).toEqual(viaJs.events);
+  });
+
+  it('writes every pass entry itself when the pool has room (one call at each end of a pass)', async () => {
+    const c = CASES[0] as Case;
+    process.env['TRACE_INSPECTOR_RECORDER'] = 'c';
+    const dir = freshTempDir('c-recorder-entries');
+    tempDirs.push(dir);
+    rmSync(dir, { recursive: true });
+    const host = await EngineHost.start({ library: c.library, isolation });
+    try {
+      await host.open({}, c.weights);
+      await setInputs(host, c.inputs);
+      await host.beginCapture(dir, captureHeader(host, c.inputs));
+      const entries: (number | undefined)[] = [];
+      for (const kind of ['prefill', 'decode', 'decode'] as const) {
+        const result = await host.runPass(kind);
+        if (result.status !== 'ok') throw new Error(`pass failed: ${JSON.stringify(result)}`);
+        entries.push(result.capture?.passEntriesByRecorder);
+      }
+      expect(entries).toEqual([2, 2, 2]);
+      await host.finishCapture({ status: 'completed', message: '', last_pass: 2, last_boundary: null });
+      expect(readdirSync(dir).filter((name) => /^pass-\d+\.safetensors$/.test(name))).toHaveLength(3);
+    } finally {
+      await host.close();
+    }
   });
 });

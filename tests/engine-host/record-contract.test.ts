@@ -3,7 +3,8 @@
 // the pass stops as engine_error with the message naming the record and the field, the same
 // through the C recorder (engine/host-recorder/ti_recorder.c) as through the JavaScript callback
 // (TRACE_INSPECTOR_RECORDER=js), and the host lives on.
-import { rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { EngineHost } from '../../main/engine-host/engine-host.ts';
 import { freshTempDir } from '../helpers/paths.ts';
@@ -18,6 +19,10 @@ afterEach(() => {
 afterAll(() => {
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
 });
+
+function filesOf(dir: string): Map<string, Buffer> {
+  return new Map(readdirSync(dir).map((name) => [name, readFileSync(join(dir, name))]));
+}
 
 const VIOLATIONS: readonly [string, RegExp][] = [
   ['pass_index', /toy\.mix: ti_record says pass 2 \(kind 1\), but this is pass 1 \(decode\)/],
@@ -39,8 +44,16 @@ const VIOLATIONS: readonly [string, RegExp][] = [
   ['duplicate', /boundary "toy\.mix" was already recorded in pass 1/],
 ];
 
-/** Captures prefill and decode pass 1 with `recorder`; returns which recorder took the prefill and how decode pass 1 ended. */
-async function breakDecode(violation: string, recorder: 'c' | 'js'): Promise<{ prefillRecorder: string | undefined; message: string; alive: boolean }> {
+/**
+ * Captures prefill and decode pass 1 with `recorder`, then finishes the capture (the run ended
+ * engine_error); returns which recorder took the prefill, how decode pass 1 ended, and the
+ * bundle's files.
+ */
+async function breakDecode(
+  violation: string,
+  recorder: 'c' | 'js',
+  header: ReturnType<typeof captureHeader> | null,
+): Promise<{ prefillRecorder: string | undefined; message: string; alive: boolean; header: ReturnType<typeof captureHeader>; files: Map<string, Buffer> }> {
   process.env['TOY_BAD_RECORD'] = violation;
   process.env['TRACE_INSPECTOR_RECORDER'] = recorder;
   const dir = freshTempDir(`record-contract-${violation}-${recorder}`);
@@ -51,12 +64,18 @@ async function breakDecode(violation: string, recorder: 'c' | 'js'): Promise<{ p
     const inputs = toyInputs([4, 9]);
     await host.open();
     await setInputs(host, inputs);
-    await host.beginCapture(dir, captureHeader(host, inputs));
+    const used = header ?? captureHeader(host, inputs);
+    await host.beginCapture(dir, used);
     const prefill = await host.runPass('prefill');
     if (prefill.status !== 'ok') throw new Error(`prefill failed: ${JSON.stringify(prefill)}`);
     const decode = await host.runPass('decode');
     if (decode.status !== 'engine_error') throw new Error(`decode pass 1 ended ${decode.status}, not engine_error`);
-    return { prefillRecorder: prefill.capture?.recorder, message: decode.message.replaceAll(dir, '<out>'), alive: host.alive };
+    const message = decode.message.replaceAll(dir, '<out>');
+    const alive = host.alive;
+    // The stopped pass was ended in the pool (its END_PASS entry, written by the recorder itself
+    // through the C recorder) and sealed as failed: the capture finishes.
+    await host.finishCapture({ status: 'engine_error', message: 'decode pass 1 broke the record contract', last_pass: 1, last_boundary: 'toy.embed' });
+    return { prefillRecorder: prefill.capture?.recorder, message, alive, header: used, files: filesOf(dir) };
   } finally {
     await host.close();
   }
@@ -64,8 +83,8 @@ async function breakDecode(violation: string, recorder: 'c' | 'js'): Promise<{ p
 
 describe('a record that breaks the contract stops its pass, named', () => {
   it.each(VIOLATIONS)('%s', async (violation, expected) => {
-    const viaC = await breakDecode(violation, 'c');
-    const viaJs = await breakDecode(violation, 'js');
+    const viaC = await breakDecode(violation, 'c', null);
+    const viaJs = await breakDecode(violation, 'js', viaC.header);
     expect(viaC.prefillRecorder).toBe('c');
     expect(viaJs.prefillRecorder).toBe('js');
     expect(viaC.message).toMatch(expected);
@@ -74,5 +93,8 @@ describe('a record that breaks the contract stops its pass, named', () => {
     expect(viaC.message.startsWith(`the host stopped the pass at ${stoppedAt}: `)).toBe(true);
     expect(viaC.message).toBe(viaJs.message);
     expect(viaC.alive).toBe(true);
+    // The same bundle, byte for byte: the failed pass ended the same way through either callback.
+    expect([...viaC.files.keys()].sort()).toEqual([...viaJs.files.keys()].sort());
+    for (const [name, bytes] of viaC.files) expect(bytes.equals(viaJs.files.get(name) as Buffer), name).toBe(true);
   });
 });
