@@ -574,6 +574,18 @@ export async function captureRun(options: CaptureOptions): Promise<CaptureResult
     await opened.close();
     throw error;
   }
+  // The caller gets the reference open in the result and closes it; a capture refused or failed
+  // before it returns closes it here, or its files' descriptors (the padding check read tensors)
+  // outlive it until the garbage collector closes them.
+  try {
+    return await captureAdmitted(reference, options);
+  } catch (error) {
+    await opened.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+async function captureAdmitted(reference: TraceBundle, options: CaptureOptions): Promise<CaptureResult> {
   const outDir = resolve(options.outDir);
   const isolatedDir = options.isolate ? resolve(options.isolatedOutDir ?? isolatedBundleDir(outDir)) : null;
   if (isolatedDir === outDir) throw new InputError(`the isolated bundle cannot go to --out ${outDir} itself`);
