@@ -2,26 +2,14 @@
 // abandoned when the comparison fails or is cancelled) must not open that file again: the
 // descriptor would outlive the bundle, closed only by the garbage collector, which Node warns of
 // ("Closing file descriptor N on garbage collection") and will make an error.
-import { readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openBundle, type TraceBundle } from '../../main/core/bundle/bundle-reader.ts';
 import { BUNDLES_DIR } from '../helpers/paths.ts';
+import { descriptorsUnder } from '../helpers/open-descriptors.ts';
 import { rejectionOf } from '../helpers/rejection.ts';
 
 const REFERENCE = join(BUNDLES_DIR, 'greedy', 'reference');
-
-/** This process's open descriptors on files inside `dir` (Linux's /proc). */
-function descriptorsUnder(dir: string): string[] {
-  return readdirSync('/proc/self/fd').flatMap((fd) => {
-    try {
-      const target = readlinkSync(`/proc/self/fd/${fd}`);
-      return target.startsWith(`${dir}/`) ? [target] : [];
-    } catch {
-      return []; // closed while listed (the listing's own descriptor)
-    }
-  });
-}
 
 /** A boundary of pass 1 and the bundle, opened as a session opens a run it has verified. */
 async function opened(): Promise<{ bundle: TraceBundle; pass: number; name: string }> {

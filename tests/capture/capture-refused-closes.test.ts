@@ -2,25 +2,14 @@
 // reference bundle it opened: the padding check read the reference's tensors, and their files'
 // descriptors must not outlive the call until the garbage collector closes them (Node warns of
 // that, and will make it an error).
-import { mkdirSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { captureRun } from '../../main/core/capture/capture-run.ts';
 import { InputError } from '../../main/core/io/input-error.ts';
 import { REFERENCE_ENGINE, referenceBundle, tempDirTracker } from '../helpers/paths.ts';
+import { descriptorsUnder } from '../helpers/open-descriptors.ts';
 import { rejectionOf } from '../helpers/rejection.ts';
-
-/** This process's open descriptors on files inside `dir` (Linux's /proc). */
-function descriptorsUnder(dir: string): string[] {
-  return readdirSync('/proc/self/fd').flatMap((fd) => {
-    try {
-      const target = readlinkSync(`/proc/self/fd/${fd}`);
-      return target.startsWith(`${dir}/`) ? [target] : [];
-    } catch {
-      return []; // closed while listed (the listing's own descriptor)
-    }
-  });
-}
 
 const { tempDir, removeTempDirs } = tempDirTracker('capture-refused');
 afterAll(removeTempDirs);
