@@ -10,6 +10,7 @@ import { isRowMajor } from './layout.ts';
 import { checkBundlePath } from './path-confinement.ts';
 import { issuesFromZod } from './zod-issues.ts';
 import { DigestDeclarationSchema, segmentDigest } from './tree-digest.ts';
+import { numberListKey } from '../io/number-keys.ts';
 
 export const BUNDLE_SCHEMA_NAME = 'trace-inspector.bundle';
 export const BUNDLE_SCHEMA_VERSION = 1;
@@ -422,8 +423,7 @@ function shareRepeatedValues(manifest: BundleManifest): void {
   };
   const lists = new Map<string, number[]>();
   const oneList = (value: number[]): number[] => {
-    let key = '';
-    for (const item of value) key += Object.is(item, -0) ? '-0,' : `${item},`; // -0 apart: JSON.parse keeps it
+    const key = numberListKey(value);
     const earlier = lists.get(key);
     if (earlier !== undefined) return earlier;
     lists.set(key, Object.freeze(value) as number[]);

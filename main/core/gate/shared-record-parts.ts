@@ -9,9 +9,7 @@
 // to change one row's part (and with it every row sharing it) would throw instead.
 
 import type { SideCensus } from '../compare/comparison-types.ts';
-
-/** A number's spelling in a content key: -0 apart from 0, NaN and the infinities by name. */
-const numberKey = (value: number): string => (Object.is(value, -0) ? '-0' : String(value));
+import { numberKey, numberListKey } from '../io/number-keys.ts';
 
 /** The content of an object of numbers, its keys in their order; null when a value is not a number. */
 function contentKey(part: object): string | null {
@@ -51,9 +49,7 @@ export class SharedRecordParts {
 
   /** An array of numbers (a shape), or the one of the same items shared before it. */
   array(items: readonly number[]): number[] {
-    let key = '[';
-    for (const item of items) key += `${numberKey(item)},`;
-    return this.held(key, items) as number[];
+    return this.held(numberListKey(items), items) as number[];
   }
 
   /** The notes, or the one shared empty list when there are none. */
