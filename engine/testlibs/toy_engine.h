@@ -22,10 +22,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 /* What goes wrong in decode pass 1, after TOY_FAULT_AFTER boundaries of that pass. */
 #define TOY_FAULT_NONE 0
 #define TOY_FAULT_SEGV 1  /* dereference NULL */
-#define TOY_FAULT_HANG 2  /* spin forever */
+#define TOY_FAULT_HANG 2  /* never return (toy_hang_forever) */
 #define TOY_FAULT_ABORT 3 /* abort() */
 /* The TOY_FAULT_AFTER-th record of decode pass 1 points its data at unmapped memory: the host
  * faults (SIGSEGV) while copying it, inside the record callback. */
@@ -79,15 +80,26 @@
 #include <unistd.h>
 #endif
 
+#if TOY_CONSTRUCTOR_FAULT == TOY_CONSTRUCTOR_HANG || TOY_FAULT == TOY_FAULT_HANG
+/* A hang: never returns. It sleeps rather than spins: a hung engine the host cannot stop (thread
+ * isolation) otherwise burned a core for the rest of the test process, and the tests that wait
+ * for a hang's timeout shared the machine with it. What the host sees is the same: a call that
+ * does not come back. */
+static void toy_hang_forever(void) {
+    for (;;) {
+        struct timespec second = {1, 0};
+        nanosleep(&second, NULL);
+    }
+}
+#endif
+
 #if TOY_CONSTRUCTOR_FAULT != TOY_CONSTRUCTOR_NONE
 __attribute__((constructor)) static void toy_constructor_fault(void) {
 #if TOY_CONSTRUCTOR_FAULT == TOY_CONSTRUCTOR_SEGV
     volatile int *volatile nowhere = NULL;
     *nowhere = 42;
 #else
-    volatile int spin = 1;
-    while (spin) {
-    }
+    toy_hang_forever();
 #endif
 }
 #endif
@@ -288,11 +300,7 @@ static void toy_fault_point(const ti_session *s, uint32_t pass_index, int *reach
         *nowhere = 42;
     }
 #elif TOY_FAULT == TOY_FAULT_HANG
-    {
-        volatile int spin = 1;
-        while (spin) {
-        }
-    }
+    toy_hang_forever();
 #elif TOY_FAULT == TOY_FAULT_ABORT
     abort();
 #endif

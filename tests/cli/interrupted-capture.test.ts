@@ -21,12 +21,12 @@ afterAll(() => removeTempDirs());
 const HANG_ENGINE = join(TESTLIB_DIR, 'libhang_engine.so');
 const STACK_FRAME = /^\s+at /m;
 
-/** A toy reference case (3 passes) the toy engines run; the hang engine spins in decode pass 1. */
+/** A toy reference case (3 passes) the toy engines run; the hang engine hangs in decode pass 1. */
 function toyReference(): string {
   return writeToyCase(tempDir('case'), { passes: 3 }).referenceDir;
 }
 
-/** Waits until pass 1 has begun in `dir` (journaled); it emits its first record microseconds later, then spins. */
+/** Waits until pass 1 has begun in `dir` (journaled); it emits its first record microseconds later, then hangs. */
 async function waitForPassOne(dir: string): Promise<void> {
   const journal = join(dir, 'capture.journal.jsonl');
   const deadline = Date.now() + 30_000;
@@ -34,7 +34,7 @@ async function waitForPassOne(dir: string): Promise<void> {
   await sleep(300);
 }
 
-/** Starts a capture with the hang engine and waits until prefill is sealed (it then spins in pass 1). */
+/** Starts a capture with the hang engine and waits until prefill is sealed (it then hangs in pass 1). */
 async function captureStuckInPassOne(out: string): Promise<RunningCli> {
   const run = startCapture(['capture', '--engine', HANG_ENGINE, '--bundle', toyReference(), '--out', out, '--timeout', '120']);
   await run.waitForStderr(/capture: pass 0 prefill: text/);

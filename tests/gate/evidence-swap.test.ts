@@ -74,7 +74,7 @@ describe('a reference pass file swapped while the gate runs', () => {
     const { privateKeyPath } = keyFiles(root);
     const work = join(root, 'work');
     const json = join(root, 'gate.json');
-    // The hang engine spins in decode pass 1 until the watchdog (3 s): the window for the swap.
+    // The hang engine hangs in decode pass 1 until the watchdog (3 s): the window for the swap.
     const gate = startCapture([
       '--gate',
       '--engine',
