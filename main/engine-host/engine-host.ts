@@ -342,7 +342,7 @@ export class EngineHost {
   async beginCapture(
     dir: string,
     header: NativeBundleHeader,
-    options: { sealBehind?: boolean; recordFrom?: number; keepBefore?: readonly string[] } = {},
+    options: { sealBehind?: boolean; recordFrom?: number; keepBefore?: readonly string[]; poolBytes?: number } = {},
   ): Promise<void> {
     const absolute = resolvePath(dir);
     await this.call({
@@ -352,6 +352,8 @@ export class EngineHost {
       ...(options.sealBehind === true ? { sealBehind: true } : {}),
       // A pass-sharded gate: passes before recordFrom keep only the records named in keepBefore (engine-worker.ts).
       ...(options.recordFrom !== undefined && options.recordFrom > 0 ? { recordFrom: options.recordFrom, keepBefore: [...(options.keepBefore ?? [])] } : {}),
+      // The ring sized from the reference (capture-pool-size.ts); without it the default ring.
+      ...(options.poolBytes !== undefined ? { poolBytes: options.poolBytes } : {}),
     });
     this.captureDir = absolute;
   }

@@ -77,6 +77,8 @@ export const WorkerRequestSchema = z.discriminatedUnion('op', [
     sealBehind: z.boolean().optional(),
     recordFrom: z.number().int().nonnegative().optional(),
     keepBefore: z.array(z.string().min(1)).optional(),
+    /** The capture pool's ring size the caller asks for (core/capture/capture-pool-size.ts); TRACE_INSPECTOR_CAPTURE_POOL_BYTES overrides it. */
+    poolBytes: z.number().int().positive().optional(),
   }),
   z.object({ id: RequestId, op: z.literal('runPass'), kind: PassKindSchema }),
   z.object({ id: RequestId, op: z.literal('reset') }),

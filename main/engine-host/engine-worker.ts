@@ -175,11 +175,11 @@ class Crumb {
   }
 }
 
-/** The capture pool's size: TRACE_INSPECTOR_CAPTURE_POOL_BYTES when set (a positive integer), else the default. */
+/** The capture pool's size: TRACE_INSPECTOR_CAPTURE_POOL_BYTES when set (a positive integer), else what the caller asked for, else the default. */
 const PoolBytesSchema = z.coerce.number().int().positive();
-function poolBytes(): number {
+function poolBytes(requested: number | undefined): number {
   const given = process.env['TRACE_INSPECTOR_CAPTURE_POOL_BYTES'];
-  if (given === undefined || given === '') return DEFAULT_POOL_BYTES;
+  if (given === undefined || given === '') return requested ?? DEFAULT_POOL_BYTES;
   const parsed = PoolBytesSchema.safeParse(given);
   if (!parsed.success) throw new EngineHostError(`TRACE_INSPECTOR_CAPTURE_POOL_BYTES=${given}: expected a positive number of bytes`);
   return parsed.data;
@@ -389,7 +389,14 @@ class EngineWorker {
       case 'inject':
         return this.setTensor('ti_inject', request.boundary, request.tensor);
       case 'beginCapture':
-        return this.beginCapture(request.dir, request.header, request.sealBehind ?? false, request.recordFrom ?? 0, request.keepBefore ?? []);
+        return this.beginCapture(
+          request.dir,
+          request.header,
+          request.sealBehind ?? false,
+          request.recordFrom ?? 0,
+          request.keepBefore ?? [],
+          request.poolBytes,
+        );
       case 'runPass':
         return this.runPass(request.kind);
       case 'reset': {
@@ -491,7 +498,14 @@ class EngineWorker {
     return null;
   }
 
-  private beginCapture(dir: string, header: unknown, sealBehind: boolean, recordFrom: number, keepBefore: readonly string[]): null {
+  private beginCapture(
+    dir: string,
+    header: unknown,
+    sealBehind: boolean,
+    recordFrom: number,
+    keepBefore: readonly string[],
+    requestedPoolBytes: number | undefined,
+  ): null {
     if (this.capture) throw new EngineHostError(`a capture is already open (finishCapture it first)`);
     this.recordWindow = recordFrom > 0 ? { from: recordFrom, keep: new Set(keepBefore) } : null;
     const memory = this.memory;
@@ -500,7 +514,7 @@ class EngineWorker {
         ? { kind: 'direct', writer: NativeBundleWriter.create(dir, header) }
         : {
             kind: 'pooled',
-            pool: CapturePool.open(dir, header, memory, poolBytes()),
+            pool: CapturePool.open(dir, header, memory, poolBytes(requestedPoolBytes)),
             dir,
             encoder: new FrameEncoder(),
             sealBehind,

@@ -22,6 +22,7 @@ import {
   type CapturePlans,
 } from '../core/capture/capture-run.ts';
 import { messageOf } from './session-errors.ts';
+import { capturePoolBytes } from '../core/capture/capture-pool-size.ts';
 
 export interface LiveRunOptions {
   library: string;
@@ -98,6 +99,7 @@ export class LiveRun {
       await host.beginCapture(
         options.outDir,
         nativeHeader(options.reference.manifest, host, SESSION_COMMAND, inputs, { weights, outDir: options.outDir }, plans.runtime),
+        { poolBytes: capturePoolBytes(options.reference.passes) },
       );
       return new LiveRun(host, options, plans);
     } catch (error) {

@@ -37,6 +37,7 @@ import {
 } from './teacher-forcing.ts';
 import { createOutputFolder, OutputFolderError } from '../io/output-folder.ts';
 import { InputError } from '../io/input-error.ts';
+import { capturePoolBytes } from './capture-pool-size.ts';
 
 export interface CaptureOptions {
   /** Engine shared library. */
@@ -402,6 +403,7 @@ async function captureSession(
     // Nothing reads the bundle before it is finished: the writer seals each pass behind the engine.
     await host.beginCapture(outDir, header, {
       sealBehind: true,
+      poolBytes: capturePoolBytes(reference.passes),
       ...(window === null ? {} : { recordFrom: window.recordFrom, keepBefore: window.keepBefore }),
     });
   } catch (error) {
