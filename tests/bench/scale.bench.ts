@@ -144,7 +144,7 @@ async function runGateChild(
   return { seconds, code, rss: watcher.stop(), tail: output.trim().split('\n').slice(-3).join(' | ') };
 }
 
-const NUMPY_SCRIPT = String.raw`
+export const NUMPY_SCRIPT = String.raw`
 import json, struct, sys, time, numpy as np
 def tensors(d):
     m = json.load(open(d + '/manifest.json'))
@@ -306,7 +306,9 @@ export async function benchScale(): Promise<string[]> {
       }
     }
   } finally {
-    rmSync(root, { recursive: true, force: true });
+    // TRACE_INSPECTOR_SCALE_KEEP=1 leaves the bundles for timing compare alone (scale-compare.bench.ts).
+    if (process.env['TRACE_INSPECTOR_SCALE_KEEP'] === '1') lines.push(`kept: ${root}`);
+    else rmSync(root, { recursive: true, force: true });
   }
   return lines;
 }

@@ -10,6 +10,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { openBundle } from '../../main/core/bundle/bundle-reader.ts';
 import { BundleError } from '../../main/core/bundle/errors.ts';
 import { ctimeSettled, REHASH_ENV } from '../../main/core/bundle/file-pins.ts';
+import { leafHashPool } from '../../main/core/bundle/leaf-hash-pool.ts';
 import { readOnceTally } from '../../main/core/bundle/leaf-feed.ts';
 import { SafetensorsFile } from '../../main/core/bundle/safetensors-reader.ts';
 import { runCompare } from '../../main/core/compare/compare-run.ts';
@@ -104,6 +105,21 @@ describe('compare reads every byte once', () => {
     expect(error.message).toContain(`candidate bundle ${candidate} is not valid`);
     expect(error.message).toContain(file);
     expect(error.message).toContain('files[2].sha256');
+    expect(error.message).toContain('"backbone.logits"');
+  });
+
+  it('a changed byte in a window hashed on a leaf worker (handed over through shared memory) is caught, naming the file and the tensor', async () => {
+    const { reference, candidate } = await pair('handover');
+    const { file, begin } = await tensorAt(candidate, 'pass-0000.safetensors', 'backbone.logits');
+    await flipByte(file, begin + CHUNK + 3, 0x80);
+    const before = { ...leafHashPool().counts };
+    const error = await failure(runCompare(options(reference, candidate)));
+    // Every window went to the workers (the rings never fill on a bundle this small): the leaf
+    // that did not match was answered through the shared job table, not hashed on this thread.
+    expect(leafHashPool().counts.onWorkers - before.onWorkers).toBeGreaterThan(0);
+    expect(leafHashPool().counts.onThisThread - before.onThisThread).toBe(0);
+    expect(error.message).toContain(`candidate bundle ${candidate} is not valid`);
+    expect(error.message).toContain(file);
     expect(error.message).toContain('"backbone.logits"');
   });
 

@@ -1,13 +1,19 @@
 // Hashes tree-sha256 leaves (tree-digest.ts: sha256(0x00 || chunk)) of bytes this thread already
 // holds — a window the comparison has just read — on worker threads, so the bytes compared are
-// the bytes hashed and no file is read twice. Each worker owns a few slots of shared memory: the
-// window is copied into a free slot (a memcpy, far cheaper than its sha256) and the worker hashes
-// it there while this thread compares. When every slot is busy this thread hashes the window
-// itself: the work moves to whichever side has a core free and nothing waits.
+// the bytes hashed and no file is read twice. Each worker owns a ring of shared memory: the
+// window is copied into it (a memcpy, far cheaper than its sha256) and the worker hashes it there
+// while this thread compares. When the ring is full this thread hashes the window itself: the
+// work moves to whichever side has a core free and nothing waits.
+//
+// Windows are handed over and answered through shared memory, not messages: a message cost the
+// comparing thread (the limit of `compare` on two cores) a structured clone and a wake-up each way
+// per window, about a tenth of its time. This thread writes a job (offset, length, leaf size) into
+// the worker's job table and bumps a counter the worker sleeps on (Atomics.wait); the worker
+// writes the leaves' digests over the window it hashed and bumps a second counter, which this
+// thread reads whenever it next places a window (or when Atomics.waitAsync wakes it).
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { startWorker } from '../tool/heap-bounds.ts';
-import { z } from 'zod';
 import { leavesOf } from './tree-digest.ts';
 
 /**
@@ -17,13 +23,14 @@ import { leavesOf } from './tree-digest.ts';
  */
 export const RING_BYTES = 16 * 1024 * 1024;
 
-/**
- * Windows queued for a busy worker are sent together once this many bytes wait (or when it
- * answers): a run of small tensors costs a message per batch, not per tensor.
- */
-const BATCH_BYTES = 4 * 1024 * 1024;
-/** Bytes handed over between two event-loop turns of a caller that reads synchronously (turn()). */
-const TURN_BYTES = 4 * 1024 * 1024;
+/** Jobs a worker's table holds (a ring too): enough for a run of small tensors. */
+export const MAX_JOBS = 4096;
+/** Control words: jobs posted (this thread), jobs done (the worker), stop (this thread). */
+const POSTED = 0;
+const DONE = 1;
+const STOP = 2;
+/** A leaf's digest, written by the worker over the window it hashed. */
+const DIGEST_BYTES = 32;
 /**
  * Workers idle this long are ended (endIdleWorkers): the app compares a run, then the engineer
  * reads its rows for minutes; each worker's ring and V8 heap (16 MiB and ~10 MB) would otherwise
@@ -31,56 +38,72 @@ const TURN_BYTES = 4 * 1024 * 1024;
  */
 export const IDLE_END_MS = 30_000;
 
+// The worker sleeps on POSTED (Atomics.wait: no event loop, no message), hashes each job's leaves,
+// writes their digests at the job's offset once all are hashed (the job holds room for them), and
+// publishes DONE. STOP ends the loop (endIdleWorkers, or a worker dropped after a failure).
 const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
+const { workerData } = require('node:worker_threads');
 const { createHash } = require('node:crypto');
 const memory = new Uint8Array(workerData.memory);
+const control = new Int32Array(workerData.control);
+const jobs = new Int32Array(workerData.jobs);
+const maxJobs = workerData.maxJobs;
 const LEAF = Buffer.from([0]);
-parentPort.on('message', (batch) => {
-  const answers = batch.jobs.map((job) => {
-    const leaves = [];
-    for (let at = 0; at < job.length; at += job.chunkBytes) {
-      const end = Math.min(at + job.chunkBytes, job.length);
-      leaves.push(createHash('sha256').update(LEAF).update(memory.subarray(job.offset + at, job.offset + end)).digest('hex'));
-    }
-    return leaves;
-  });
-  parentPort.postMessage({ id: batch.id, leaves: answers });
-});
+let done = 0;
+for (;;) {
+  while (Atomics.load(control, ${POSTED}) === done && Atomics.load(control, ${STOP}) === 0) Atomics.wait(control, ${POSTED}, done);
+  if (Atomics.load(control, ${STOP}) !== 0) break;
+  const slot = (done % maxJobs) * 3;
+  const offset = jobs[slot], length = jobs[slot + 1], chunkBytes = jobs[slot + 2];
+  const digests = [];
+  for (let at = 0; at < length; at += chunkBytes) {
+    digests.push(createHash('sha256').update(LEAF).update(memory.subarray(offset + at, offset + Math.min(at + chunkBytes, length))).digest());
+  }
+  digests.forEach((digest, i) => memory.set(digest, offset + ${DIGEST_BYTES} * i));
+  done += 1;
+  Atomics.store(control, ${DONE}, done);
+  Atomics.notify(control, ${DONE});
+}
 `;
-
-const AnswerSchema = z.object({ id: z.number(), leaves: z.array(z.array(z.string())) });
 
 interface LeafJob {
   readonly offset: number;
-  readonly length: number;
-  readonly chunkBytes: number;
+  /** Ring bytes held: the window, or its leaves' digests when those are longer. */
+  readonly reserved: number;
+  readonly leafCount: number;
   readonly resolve: (leaves: string[]) => void;
   readonly reject: (error: Error) => void;
 }
 
 interface LeafWorker {
   readonly worker: Worker;
-  readonly memory: Uint8Array;
-  /** Every job whose bytes are in the ring, oldest first: the sent batches' (answered in order), then the unsent. */
+  readonly memory: Buffer;
+  readonly control: Int32Array;
+  readonly jobs: Int32Array;
+  /** Jobs posted and not taken back yet, oldest first (the worker does them in this order). */
   readonly queue: LeafJob[];
-  /** Batches sent and not answered, oldest first: their ids and job counts. */
-  readonly sent: { id: number; jobs: number }[];
-  /** Jobs not sent yet (the tail of `queue`), and their bytes. */
-  unsent: number;
-  unsentBytes: number;
-  /** A send is queued for when this thread next yields. */
-  flushQueued: boolean;
+  posted: number;
+  /** Jobs whose answers this thread took back. */
+  taken: number;
   queuedBytes: number;
+  /** An Atomics.waitAsync on DONE is armed. */
+  watching: boolean;
 }
 
+/** Atomics.waitAsync (Node 16+; not in this project's TypeScript lib yet). */
+interface WaitAsync {
+  waitAsync(typed: Int32Array, index: number, value: number): { async: false; value: string } | { async: true; value: Promise<string> };
+}
+const atomics = Atomics as unknown as WaitAsync;
+
 /** Where `length` bytes fit in the ring after the queued jobs, or null when it is full. */
-function ringOffset(queue: readonly LeafJob[], length: number): number | null {
+function ringOffset(queue: readonly LeafJob[], length: number, jobSlots: number): number | null {
   const oldest = queue[0];
   const newest = queue.at(-1);
   if (oldest === undefined || newest === undefined) return length <= RING_BYTES ? 0 : null;
+  if (queue.length >= jobSlots) return null; // a slot still holds an unanswered job
   const head = oldest.offset;
-  const tail = newest.offset + newest.length;
+  const tail = newest.offset + newest.reserved;
   if (tail > head) {
     if (length <= RING_BYTES - tail) return tail;
     return length <= head ? 0 : null;
@@ -92,16 +115,12 @@ function ringOffset(queue: readonly LeafJob[], length: number): number | null {
 export interface LeafHashCounts {
   onWorkers: number;
   onThisThread: number;
-  /** Messages sent to the workers (a batch of windows each). */
-  batches: number;
 }
 
 export class LeafHashPool {
   private readonly workers: LeafWorker[] = [];
-  private nextId = 0;
-  private sinceTurn = 0;
   private busy = 0;
-  readonly counts: LeafHashCounts = { onWorkers: 0, onThisThread: 0, batches: 0 };
+  readonly counts: LeafHashCounts = { onWorkers: 0, onThisThread: 0 };
 
   /** Armed when the last window is answered; ends the idle workers unless work came first. */
   private idleTimer: ReturnType<typeof setTimeout> | null = null;
@@ -109,6 +128,8 @@ export class LeafHashPool {
   constructor(
     private readonly workerCount: number = Math.max(1, availableParallelism()),
     private readonly idleEndMs: number = IDLE_END_MS,
+    /** Jobs each worker's table holds (MAX_JOBS; fewer in tests, to fill it). */
+    private readonly jobSlots: number = MAX_JOBS,
   ) {}
 
   /**
@@ -116,13 +137,14 @@ export class LeafHashPool {
    * hashed before this returns, so the caller may overwrite it at once.
    */
   leaves(bytes: Uint8Array, chunkBytes: number): Promise<string[]> {
-    const placed = this.place(bytes.byteLength);
+    const leafCount = Math.ceil(bytes.byteLength / chunkBytes);
+    const reserved = Math.max(bytes.byteLength, leafCount * DIGEST_BYTES);
+    const placed = bytes.byteLength === 0 ? null : this.place(reserved);
     if (placed === null) {
       this.counts.onThisThread += 1;
       return Promise.resolve(leavesOf(bytes, chunkBytes));
     }
     this.counts.onWorkers += 1;
-    this.sinceTurn += bytes.byteLength;
     const { worker, offset } = placed;
     worker.memory.set(bytes, offset);
     if (this.busy++ === 0) {
@@ -130,33 +152,28 @@ export class LeafHashPool {
       for (const each of this.workers) each.worker.ref();
     }
     const done = new Promise<string[]>((resolve, reject) => {
-      worker.queue.push({ offset, length: bytes.byteLength, chunkBytes, resolve, reject });
+      worker.queue.push({ offset, reserved, leafCount, resolve, reject });
     });
-    worker.queuedBytes += bytes.byteLength;
-    worker.unsent += 1;
-    worker.unsentBytes += bytes.byteLength;
-    // Sent in batches: when one fills up, or when this thread next yields (turn(), or any await
-    // that lets the event loop run), or when the worker answers: fewer messages, fewer wake-ups.
-    if (worker.unsentBytes >= BATCH_BYTES) this.send(worker);
-    else if (!worker.flushQueued) {
-      worker.flushQueued = true;
-      setImmediate(() => {
-        worker.flushQueued = false;
-        this.send(worker);
-      });
-    }
+    worker.queuedBytes += reserved;
+    const slot = (worker.posted % this.jobSlots) * 3;
+    worker.jobs[slot] = offset;
+    worker.jobs[slot + 1] = bytes.byteLength;
+    worker.jobs[slot + 2] = chunkBytes;
+    worker.posted += 1;
+    Atomics.store(worker.control, POSTED, worker.posted);
+    Atomics.notify(worker.control, POSTED);
+    this.watch(worker);
     return done;
   }
 
   /**
-   * Resolves after this thread let the workers' answers in (an event-loop turn) when enough was
-   * handed over since the last: a caller that reads synchronously calls it after each window, so
-   * the ring is freed as the workers finish instead of filling up and hashing here.
+   * Takes back what the workers have answered (a caller that reads synchronously calls it after
+   * each window). Answers are also taken back when this thread places a window and when it
+   * yields to the event loop, so nothing waits on it.
    */
-  async turn(): Promise<void> {
-    if (this.sinceTurn < TURN_BYTES) return;
-    this.sinceTurn = 0;
-    await new Promise<void>((resolve) => setImmediate(resolve));
+  turn(): Promise<void> {
+    for (const worker of this.workers) this.take(worker);
+    return Promise.resolve();
   }
 
   /** Workers running now. */
@@ -171,9 +188,10 @@ export class LeafHashPool {
    */
   endIdleWorkers(): void {
     this.disarmIdleEnd();
+    for (const entry of this.workers) this.take(entry);
     for (const entry of this.workers.filter((each) => each.queue.length === 0)) {
       this.workers.splice(this.workers.indexOf(entry), 1);
-      void entry.worker.terminate();
+      this.stop(entry);
     }
   }
 
@@ -192,20 +210,55 @@ export class LeafHashPool {
     this.idleTimer = null;
   }
 
-  /** Sends the worker its unsent jobs as one batch. */
-  private send(worker: LeafWorker): void {
-    if (worker.unsent === 0) return;
-    const jobs = worker.queue.slice(worker.queue.length - worker.unsent);
-    const id = this.nextId++;
-    this.counts.batches += 1;
-    worker.sent.push({ id, jobs: jobs.length });
-    worker.unsent = 0;
-    worker.unsentBytes = 0;
-    worker.worker.postMessage({ id, jobs: jobs.map((job) => ({ offset: job.offset, length: job.length, chunkBytes: job.chunkBytes })) });
+  /** Resolves the jobs the worker has finished, in order, reading their leaves from its ring. */
+  private take(worker: LeafWorker): void {
+    const done = Atomics.load(worker.control, DONE);
+    if (done === worker.taken) return;
+    const jobs: { job: LeafJob; leaves: string[] }[] = [];
+    while (worker.taken < done) {
+      const job = worker.queue.shift();
+      if (job === undefined) break;
+      worker.taken += 1;
+      worker.queuedBytes -= job.reserved;
+      const leaves: string[] = [];
+      for (let i = 0; i < job.leafCount; i++) {
+        const at = job.offset + i * DIGEST_BYTES;
+        leaves.push(worker.memory.toString('hex', at, at + DIGEST_BYTES));
+      }
+      jobs.push({ job, leaves });
+    }
+    this.busy -= jobs.length;
+    if (jobs.length > 0 && this.busy === 0) {
+      for (const each of this.workers) each.worker.unref();
+      this.armIdleEnd();
+    }
+    for (const { job, leaves } of jobs) job.resolve(leaves);
+  }
+
+  /** Wakes this thread (Atomics.waitAsync) when the worker finishes a job while it waits on nothing else. */
+  private watch(worker: LeafWorker): void {
+    if (worker.watching) return;
+    const waited = atomics.waitAsync(worker.control, DONE, worker.taken);
+    if (!waited.async) {
+      // Already answered: take it back on the next turn, then watch again if work is left.
+      worker.watching = true;
+      setImmediate(() => this.woken(worker));
+      return;
+    }
+    worker.watching = true;
+    void waited.value.then(() => this.woken(worker));
+  }
+
+  private woken(worker: LeafWorker): void {
+    worker.watching = false;
+    if (!this.workers.includes(worker)) return;
+    this.take(worker);
+    if (worker.queue.length > 0) this.watch(worker);
   }
 
   /** The least loaded worker with room for `length` bytes (a new one while fewer than the cores run), or null. */
   private place(length: number): { worker: LeafWorker; offset: number } | null {
+    for (const worker of this.workers) this.take(worker);
     if (this.workers.length < this.workerCount && this.workers.every((each) => each.queue.length > 0)) {
       const started = this.startWorker();
       if (started !== null) return { worker: started, offset: 0 };
@@ -213,7 +266,7 @@ export class LeafHashPool {
     let best: { worker: LeafWorker; offset: number } | null = null;
     for (const worker of this.workers) {
       if (best !== null && worker.queuedBytes >= best.worker.queuedBytes) continue;
-      const offset = ringOffset(worker.queue, length);
+      const offset = ringOffset(worker.queue, length, this.jobSlots);
       if (offset !== null) best = { worker, offset };
     }
     return best;
@@ -221,36 +274,39 @@ export class LeafHashPool {
 
   private startWorker(): LeafWorker | null {
     let memory: SharedArrayBuffer;
+    let control: SharedArrayBuffer;
+    let jobs: SharedArrayBuffer;
     try {
       memory = new SharedArrayBuffer(RING_BYTES);
+      control = new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT);
+      jobs = new SharedArrayBuffer(3 * this.jobSlots * Int32Array.BYTES_PER_ELEMENT);
     } catch {
       return null; // no shared memory here: this thread hashes
     }
-    const worker = startWorker(WORKER_SOURCE, { eval: true, workerData: { memory } });
+    const worker = startWorker(WORKER_SOURCE, { eval: true, workerData: { memory, control, jobs, maxJobs: this.jobSlots } });
     worker.unref();
-    const entry: LeafWorker = { worker, memory: new Uint8Array(memory), queue: [], sent: [], unsent: 0, unsentBytes: 0, flushQueued: false, queuedBytes: 0 };
-    worker.on('message', (message: unknown) => {
-      const parsed = AnswerSchema.safeParse(message);
-      const batch = entry.sent[0];
-      if (!parsed.success || batch === undefined || batch.id !== parsed.data.id || parsed.data.leaves.length !== batch.jobs) {
-        this.fail(entry, new Error('the leaf hashing worker answered with an unexpected message'));
-        return;
-      }
-      entry.sent.shift();
-      const jobs = entry.queue.splice(0, batch.jobs);
-      for (const job of jobs) entry.queuedBytes -= job.length;
-      this.send(entry);
-      this.busy -= jobs.length;
-      if (this.busy === 0) {
-        for (const each of this.workers) each.worker.unref();
-        this.armIdleEnd();
-      }
-      jobs.forEach((job, j) => job.resolve(parsed.data.leaves[j] as string[]));
-    });
+    const entry: LeafWorker = {
+      worker,
+      memory: Buffer.from(memory),
+      control: new Int32Array(control),
+      jobs: new Int32Array(jobs),
+      queue: [],
+      posted: 0,
+      taken: 0,
+      queuedBytes: 0,
+      watching: false,
+    };
     worker.on('error', (error) => this.fail(entry, error));
     worker.on('exit', () => this.fail(entry, new Error('the leaf hashing worker stopped')));
     this.workers.push(entry);
     return entry;
+  }
+
+  /** Ends a worker's loop (it sleeps on POSTED) and the worker. */
+  private stop(entry: LeafWorker): void {
+    Atomics.store(entry.control, STOP, 1);
+    Atomics.notify(entry.control, POSTED);
+    void entry.worker.terminate();
   }
 
   /** A worker that failed: its windows' hashes are refused (their leaves are then read again), and it is dropped. */
@@ -266,7 +322,7 @@ export class LeafHashPool {
       }
     }
     entry.queue.length = 0;
-    void entry.worker.terminate();
+    this.stop(entry);
   }
 }
 
