@@ -704,7 +704,7 @@ class BundleReader implements TraceBundle {
         // The bytes just read, hashed before the caller compares (or overwrites) them.
         if (feed === null) return;
         feed.supply(location.file, location.key, tensorBytes, offset, dest);
-        await feed.turn();
+        feed.takeAnswers();
       },
       finish: async () => {
         try {
@@ -886,13 +886,12 @@ class BundleReader implements TraceBundle {
       throw error;
     }
     const now = file.tensor(location.key);
-    const then = location;
     if (
       now === undefined ||
-      now.begin !== then.begin ||
-      now.byteLength !== then.byteLength ||
-      now.dtype !== then.dtype ||
-      now.shape.join(',') !== then.shape.join(',')
+      now.begin !== location.begin ||
+      now.byteLength !== location.byteLength ||
+      now.dtype !== location.dtype ||
+      now.shape.join(',') !== location.shape.join(',')
     ) {
       await this.release(location.file);
       throw new BundleError(

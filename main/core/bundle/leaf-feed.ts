@@ -71,9 +71,9 @@ export class LeafFeed {
     void job.finally(() => this.pending.delete(job));
   }
 
-  /** An event-loop turn now and then, to take the workers' answers in (LeafHashPool.turn). */
-  turn(): Promise<void> {
-    return this.pool.turn();
+  /** Takes the workers' answers in (LeafHashPool.takeAnswers). */
+  takeAnswers(): void {
+    this.pool.takeAnswers();
   }
 
   /** No more reads are taken; the leaves supplied so far are handed to leaves() once hashed. */

@@ -167,13 +167,12 @@ export class LeafHashPool {
   }
 
   /**
-   * Takes back what the workers have answered (a caller that reads synchronously calls it after
-   * each window). Answers are also taken back when this thread places a window and when it
-   * yields to the event loop, so nothing waits on it.
+   * Takes back what the workers have answered, freeing their rings (a caller that reads window
+   * after window calls it after each). Answers are also taken back when this thread places a
+   * window and when Atomics.waitAsync wakes it, so nothing waits on this call.
    */
-  turn(): Promise<void> {
+  takeAnswers(): void {
     for (const worker of this.workers) this.take(worker);
-    return Promise.resolve();
   }
 
   /** Workers running now. */

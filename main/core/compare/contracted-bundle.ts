@@ -4,10 +4,10 @@
 // that declares none (a native capture): nothing else about the bundle changes, and every tensor
 // is still read, and digest-checked, by the bundle itself.
 import type { BoundaryWindows, TraceBundle } from '../bundle/bundle-reader.ts';
-import { DTYPE_SIZE, elementCount } from '../bundle/dtype.ts';
+import { DTYPE_SIZE } from '../bundle/dtype.ts';
 import { formatFieldPath } from '../bundle/errors.ts';
 import type { BoundaryEntry, BundleManifest, Contract, PassEntry } from '../bundle/manifest-schema.ts';
-import { decodeUnits } from './decode-units.ts';
+import { decodeScratch, decodeUnits } from './decode-units.ts';
 import { bitExactContract, faithfulFromK, ruleFor, type ContractSource } from './contracts-file.ts';
 import { InputError } from '../io/input-error.ts';
 
@@ -17,13 +17,13 @@ async function finiteRms(bundle: TraceBundle, pass: number, entry: BoundaryEntry
   let sum = 0;
   let count = 0;
   let carry = new Uint8Array(0);
-  // At most the tensor's own units: most boundaries hold a few hundred values.
-  const values = new Float64Array(Math.max(1, Math.min(65536, elementCount(entry.shape) * (entry.dtype === 'C64' ? 2 : 1))));
   for await (const chunk of bundle.readBoundaryChunks(pass, entry.name)) {
     const joined = new Uint8Array(carry.length + chunk.length);
     joined.set(carry, 0);
     joined.set(chunk, carry.length);
     const units = Math.floor(joined.length / unit);
+    // The thread's decode scratch, decoded and summed before the next await.
+    const values = decodeScratch(0);
     for (let from = 0; from < units; from += values.length) {
       const n = Math.min(values.length, units - from);
       decodeUnits(entry.dtype, joined, from, n, values);

@@ -48,3 +48,23 @@ export function decodeUnits(dtype: DType, bytes: Uint8Array, from: number, count
       out.set(new Uint8Array(buffer, byteOffset + from, count));
   }
 }
+
+/** Units a decode scratch holds: callers decode a window in blocks of this many. */
+export const DECODE_BLOCK_UNITS = 65536;
+
+// The thread's decode scratches, made on first use. A caller decodes into one and reads it back
+// before it next awaits, so callers on one thread never use one at once. One per caller was
+// 512 KiB allocated and zeroed per boundary (three per boundary judged against the oracle), for
+// boundaries that mostly hold a few hundred values: a third of the embedded default gate's CPU,
+// with the garbage collection it caused.
+const scratches: Float64Array[] = [];
+
+/** Decode scratch `slot` (0 to 2) of this thread: valid until the caller next awaits. */
+export function decodeScratch(slot: 0 | 1 | 2): Float64Array {
+  let scratch = scratches[slot];
+  if (scratch === undefined) {
+    scratch = new Float64Array(DECODE_BLOCK_UNITS);
+    scratches[slot] = scratch;
+  }
+  return scratch;
+}

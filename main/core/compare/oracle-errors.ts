@@ -4,16 +4,8 @@
 import type { DType } from '../bundle/dtype.ts';
 import type { BoundaryEntry } from '../bundle/manifest-schema.ts';
 import type { OracleError } from './comparison-types.ts';
-import { decodeUnits } from './decode-units.ts';
+import { DECODE_BLOCK_UNITS, decodeScratch, decodeUnits } from './decode-units.ts';
 import { sameShape, shapeText } from './shapes.ts';
-
-const DECODE_UNITS = 65536;
-
-// The decode scratch of every accumulator on this thread. `add` never awaits, so no two
-// accumulators use it at once; one set per boundary was 1.5 MiB allocated and zeroed for every
-// boundary compared with an oracle, most of them a few hundred values (a third of the embedded
-// gate's CPU time, with the garbage collection it caused).
-const scratch = { n: new Float64Array(DECODE_UNITS), r: new Float64Array(DECODE_UNITS), o: new Float64Array(DECODE_UNITS) };
 
 export class OracleAccumulator {
   nativeSum = 0;
@@ -30,9 +22,10 @@ export class OracleAccumulator {
 
   /** Units [from, to) of the three windows (all in the same unit indexing). */
   add(native: Uint8Array, reference: Uint8Array, oracle: Uint8Array, from: number, to: number): void {
-    for (let at = from; at < to; at += DECODE_UNITS) {
-      const count = Math.min(DECODE_UNITS, to - at);
-      const { n, r, o } = scratch;
+    // The thread's decode scratches: add never awaits.
+    const [n, r, o] = [decodeScratch(0), decodeScratch(1), decodeScratch(2)];
+    for (let at = from; at < to; at += DECODE_BLOCK_UNITS) {
+      const count = Math.min(DECODE_BLOCK_UNITS, to - at);
       decodeUnits(this.nativeDtype, native, at, count, n);
       decodeUnits(this.nativeDtype, reference, at, count, r);
       decodeUnits(this.oracleDtype, oracle, at, count, o);
