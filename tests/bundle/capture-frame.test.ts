@@ -77,6 +77,7 @@ describe('capture frames', () => {
       byteLength: (i + 1) * 2 * (i % 2 === 0 ? 4 : 2),
       crc: 0,
       headerCrc: 0,
+      inPlace: null,
     }));
     const layouts = (list: readonly SpillFrame[]) =>
       list.map((frame) => ({ key: frame.name, dtype: frame.dtype, shape: frame.shape, byteLength: frame.byteLength }));

@@ -407,11 +407,11 @@ describe('NativeBundleWriter.recover, edges of the frame log', () => {
     NativeBundleWriter.create(dir, nativeHeader()).close();
     const journal = join(dir, 'capture.journal.jsonl');
     const written = readFileSync(journal, 'utf8');
-    expect(written).toContain('"journal_version":3');
-    writeFileSync(journal, written.replace('"journal_version":3', '"journal_version":4'));
+    expect(written).toContain('"journal_version":4');
+    writeFileSync(journal, written.replace('"journal_version":4', '"journal_version":5'));
     const error = await expectBundleError(() => NativeBundleWriter.recover(dir, { status: 'crashed', message: '' }), 'E_JOURNAL', journal, 'journal_version');
     expect(error.message).toContain('another version of trace-inspector');
-    expect(error.message).toContain('recovers journal versions 2 and 3');
+    expect(error.message).toContain('recovers journal versions 2, 3 and 4');
   });
 
   it('recovers a journal of version 2 (written before the capture pool): it has no pool to replay', async () => {
@@ -422,7 +422,7 @@ describe('NativeBundleWriter.recover, edges of the frame log', () => {
     writer.endPass('text');
     writer.close();
     const journal = join(dir, 'capture.journal.jsonl');
-    writeFileSync(journal, readFileSync(journal, 'utf8').replace('"journal_version":3', '"journal_version":2'));
+    writeFileSync(journal, readFileSync(journal, 'utf8').replace('"journal_version":4', '"journal_version":2'));
     await NativeBundleWriter.recover(dir, { status: 'crashed', message: '' });
     const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as { passes: unknown[] };
     expect(manifest.passes).toHaveLength(1);

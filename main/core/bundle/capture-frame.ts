@@ -13,9 +13,15 @@
 //   25  u8   rank
 //   26  u16  name bytes (UTF-8)
 //   28  u16  stage bytes (UTF-8)
-//   30  u16  0
+//   30  u16  flags: 0, or FRAME_IN_PLACE (1)
 //   32  i64 × rank  shape, then i64 × rank strides (as emitted, in elements)
 //   ..  name, stage, then the row-major data
+//
+// A frame with FRAME_IN_PLACE carries no data: its record's bytes were written once, straight to
+// their place in the pass's file (pass-file-in-place.ts), and in place of the data the frame ends
+// with where (u64: the byte offset in pass-NNN.safetensors) and what (32 bytes: the data's tree
+// segment digest, tree-digest.ts). The crc32 covers those 40 bytes; the data itself is checked
+// against the digest wherever it is read back (recovery). A spill may hold both kinds.
 //
 // A spill is read up to its first frame that is not whole. Frames are only ever appended to a log
 // that starts empty (a new or emptied file, or one zeroed end to end), each frame with one write
@@ -25,7 +31,7 @@
 // process interrupted (a torn record). Each frame's crc32 is checked on top of that, so bytes
 // that changed after they were appended are refused too.
 import { createHash, hash as oneShotHash } from 'node:crypto';
-import { FileTreeHasher, PLAIN_SHA256, type DigestScheme } from './tree-digest.ts';
+import { FileTreeHasher, PLAIN_SHA256, TreeHasher, type DigestScheme } from './tree-digest.ts';
 import { closeSync, openSync, readSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
@@ -37,6 +43,10 @@ import { writeAllSync } from './safetensors-writer.ts';
 
 export const FRAME_MAGIC = 0x4d524654;
 export const FRAME_FIXED_BYTES = 32;
+/** The frame's flag: its data is in the pass file, not in the frame. */
+export const FRAME_IN_PLACE = 1;
+/** What an in-place frame holds after name and stage: u64 file offset, 32-byte segment digest. */
+export const IN_PLACE_TRAILER_BYTES = 40;
 export const MAX_FRAME_RANK = 255;
 export const MAX_FRAME_STRING_BYTES = 0xffff;
 const TWO_32 = 4294967296;
@@ -224,6 +234,22 @@ export function stampFrameChecksum(frame: Buffer, length: number): void {
   frame.writeUInt32LE(crc32(frame.subarray(8, length)), 4);
 }
 
+/**
+ * Builds in `out` the in-place frame of a whole frame `frame` (header then data) whose data was
+ * written at `fileOffset` of the pass file, with the data's segment digest `digest` (hex): the
+ * frame's header, the flag, the 40-byte trailer, the checksum. Returns the frame's length
+ * (`out` must hold the header and 40 bytes more).
+ */
+export function inPlaceFrame(frame: Buffer, headerBytes: number, fileOffset: number, digest: string, out: Buffer): number {
+  frame.copy(out, 0, 0, headerBytes);
+  out.writeUInt16LE(FRAME_IN_PLACE, 30);
+  out.writeBigUInt64LE(BigInt(fileOffset), headerBytes);
+  out.write(digest, headerBytes + 8, 32, 'hex');
+  const length = headerBytes + IN_PLACE_TRAILER_BYTES;
+  stampFrameChecksum(out, length);
+  return length;
+}
+
 // ---- reading a spill back ------------------------------------------------------------------
 
 /**
@@ -301,12 +327,24 @@ export interface SpillFrame {
   readonly dtype: DType;
   readonly shape: number[];
   readonly strides: number[];
+  /** Where the data starts in the spill (an in-place frame: where its trailer starts). */
   readonly dataOffset: number;
   readonly byteLength: number;
   /** The checksum the frame carries. */
   readonly crc: number;
   /** crc32 of the frame's bytes [8, dataOffset): continued over the data it must equal `crc`. */
   readonly headerCrc: number;
+  /** An in-place frame's data: its offset in the pass file and its segment digest (hex). */
+  readonly inPlace: { readonly fileOffset: number; readonly digest: string } | null;
+}
+
+/**
+ * The pass file an unsealed pass's in-place frames put their data in, for reading it back
+ * (recovery): a reader over it and the tree's chunk size their digests were computed with.
+ */
+export interface InPlaceData {
+  readonly reader: SpillReader;
+  readonly chunkBytes: number;
 }
 
 export interface SpillScan {
@@ -339,10 +377,21 @@ function readI64(buffer: Buffer, at: number): number {
  * decoded without validating their UTF-8 here: a frame whose bytes are not the ones appended
  * fails its checksum, here or in writePassFile, before anything it names is kept.)
  */
-export function scanSpill(reader: SpillReader, pass: number, verifyData: boolean, from: { offset: number; seq: number } = { offset: 0, seq: 0 }): SpillScan {
+export function scanSpill(
+  reader: SpillReader,
+  pass: number,
+  verifyData: boolean,
+  from: { offset: number; seq: number } = { offset: 0, seq: 0 },
+  inPlaceData: InPlaceData | null = null,
+): SpillScan {
   const frames: SpillFrame[] = [];
   const names = new Set<string>();
   let position = from.offset;
+  // Every record has its slot in the pass file, in order, whether its data went there at once
+  // (in place) or waits in the spill: the in-place frames must agree on where the data begins.
+  let slot = 0;
+  let dataStart: number | null = null;
+  const slotKnown = from.offset === 0; // a scan resumed past a damaged frame cannot place slots
   const stop = (reason: string, name: string | null = null, frameEnd: number | null = null): SpillScan => {
     const torn = reader.size > position && !zerosFrom(reader, position) ? { offset: position, reason, name, frameEnd } : null;
     return { frames, end: position, torn };
@@ -360,9 +409,11 @@ export function scanSpill(reader: SpillReader, pass: number, verifyData: boolean
     const stageBytes = buffer.readUInt16LE(at + 28);
     const seq = from.seq + frames.length;
     if (buffer.readUInt32LE(at + 8) !== pass || buffer.readUInt32LE(at + 12) !== seq) return stop(`the frame is not record ${seq} of pass ${pass}`);
-    if (dtype === undefined || nameBytes === 0 || stageBytes === 0 || buffer.readUInt16LE(at + 30) !== 0) return stop('malformed frame header');
+    const flags = buffer.readUInt16LE(at + 30);
+    if (dtype === undefined || nameBytes === 0 || stageBytes === 0 || (flags !== 0 && flags !== FRAME_IN_PLACE)) return stop('malformed frame header');
+    const inPlace = flags === FRAME_IN_PLACE;
     const headerBytes = frameHeaderBytes(rank, nameBytes, stageBytes);
-    at = reader.ensure(position, headerBytes);
+    at = reader.ensure(position, headerBytes + (inPlace ? IN_PLACE_TRAILER_BYTES : 0));
     if (at < 0) return stop('the spill ends inside a frame header');
     buffer = reader.buffer;
     const text = at + FRAME_FIXED_BYTES + 16 * rank;
@@ -381,22 +432,48 @@ export function scanSpill(reader: SpillReader, pass: number, verifyData: boolean
     }
     const headerCrc = crc32(buffer.subarray(at + 8, at + headerBytes));
     const dataOffset = position + headerBytes;
-    const frameEnd = dataOffset + dataBytes;
+    const frameEnd = dataOffset + (inPlace ? IN_PLACE_TRAILER_BYTES : dataBytes);
     if (count * DTYPE_SIZE[dtype] !== dataBytes) return stop('the data length disagrees with dtype × shape', name);
     if (names.has(name)) return stop(`boundary "${name}" repeats`, name, frameEnd <= reader.size ? frameEnd : null);
-    if (frameEnd > reader.size) return stop('the spill ends inside the frame data', name);
-    if (verifyData) {
+    if (frameEnd > reader.size) return stop(inPlace ? 'the spill ends inside the frame' : 'the spill ends inside the frame data', name);
+    let placed: SpillFrame['inPlace'] = null;
+    if (inPlace) {
+      // The trailer is small and always checked: it says where the data is and what it must be.
+      if (crc32(buffer.subarray(at + headerBytes, at + headerBytes + IN_PLACE_TRAILER_BYTES), headerCrc) !== crc)
+        return stop('the frame checksum does not match (its bytes did not all land, or changed)', name, frameEnd);
+      const fileOffset = Number(buffer.readBigUInt64LE(at + headerBytes));
+      const begins = fileOffset - slot;
+      if (!Number.isSafeInteger(fileOffset) || (slotKnown && (begins < 8 || begins % 8 !== 0 || (dataStart !== null && begins !== dataStart))))
+        return stop(`the frame places its data at byte ${fileOffset} of the pass file, not in its slot`, name, frameEnd);
+      dataStart = begins;
+      placed = { fileOffset, digest: buffer.toString('hex', at + headerBytes + 8, at + headerBytes + IN_PLACE_TRAILER_BYTES) };
+      if (verifyData) {
+        const problem = inPlaceDataProblem(inPlaceData, fileOffset, dataBytes, placed.digest);
+        if (problem !== null) return stop(problem, name, frameEnd);
+      }
+    } else if (verifyData) {
       let running = headerCrc;
       reader.chunks(dataOffset, dataBytes, (chunk) => {
         running = crc32(chunk, running);
       });
       if (running !== crc) return stop('the frame checksum does not match (its bytes did not all land, or changed)', name, frameEnd);
     }
-    frames.push({ seq, name, stage, dtype, shape, strides, dataOffset, byteLength: dataBytes, crc, headerCrc });
+    frames.push({ seq, name, stage, dtype, shape, strides, dataOffset, byteLength: dataBytes, crc, headerCrc, inPlace: placed });
     names.add(name);
+    slot += dataBytes;
     position = frameEnd;
   }
   return { frames, end: position, torn: null };
+}
+
+/** Why the data an in-place frame names is not what it was (null: it is), read from the pass file. */
+function inPlaceDataProblem(source: InPlaceData | null, fileOffset: number, dataBytes: number, digest: string): string | null {
+  if (source === null) return 'its data was written to the pass file, which is missing';
+  const hasher = new TreeHasher(source.chunkBytes);
+  const seen = source.reader.chunks(fileOffset, dataBytes, (chunk) => void hasher.update(chunk));
+  if (seen !== dataBytes) return `the pass file ends ${dataBytes - seen} bytes into the record's data`;
+  if (hasher.digest() !== digest) return 'its data in the pass file does not match the digest it was written with (it did not all land, or changed)';
+  return null;
 }
 
 function zerosFrom(reader: SpillReader, offset: number): boolean {
@@ -462,6 +539,8 @@ export interface SealBuffers {
 
 export interface WrittenPassFile {
   readonly bytes: number;
+  /** The header's bytes as written with the least padding (length prefix included), whatever room it was given. */
+  readonly headerBytes: number;
   /** sha256 of the whole file. */
   readonly sha256: string;
   /** sha256 of each frame's data, in frame order. */
@@ -529,6 +608,7 @@ export function writePassFile(
   frames: readonly SpillFrame[],
   buffers: SealBuffers = {},
   scheme: DigestScheme = PLAIN_SHA256,
+  inPlaceData: InPlaceData | null = null,
 ): WrittenPassFile {
   const encoded = encodePassHeader(frames);
   const dataBytes = encoded.dataBytes;
@@ -562,6 +642,15 @@ export function writePassFile(
           : 'its bytes no longer match the checksum they were appended with (the spill changed)',
       );
     for (const frame of frames) {
+      if (frame.inPlace !== null) {
+        // Data written in place before (a pass sealed again elsewhere: recovery, a header that
+        // outgrew its room): copied from that file, its digest checked below, from the tree.
+        if (tree === null || inPlaceData === null)
+          throw new Error(`internal: frame ${frame.seq} of ${path} has its data in place, which needs the tree scheme and the pass file`);
+        const seen = inPlaceData.reader.chunks(frame.inPlace.fileOffset, frame.byteLength, (chunk) => output.put(chunk));
+        if (seen !== frame.byteLength) throw changed(frame, seen);
+        continue;
+      }
       const at = reader.ensure(frame.dataOffset, frame.byteLength);
       if (at >= 0) {
         // The data in one piece (the usual case): checked, hashed and copied in one call each.
@@ -588,16 +677,26 @@ export function writePassFile(
     unlinkSync(path);
     throw error;
   }
-  if (tree === null) return { bytes: output.position, sha256: (plain as ReturnType<typeof createHash>).digest('hex'), tensorSha256 };
+  if (tree === null)
+    return { bytes: output.position, headerBytes: encoded.prefix.length, sha256: (plain as ReturnType<typeof createHash>).digest('hex'), tensorSha256 };
   const sha256 = tree.digest();
   let begin = encoded.prefix.length;
   for (const frame of frames) {
     const segment = tree.segmentAt(begin, begin + frame.byteLength);
     if (segment === undefined) throw new Error(`internal: frame ${frame.seq} of ${path} is no segment of its tree`);
+    if (frame.inPlace !== null && segment.digest !== frame.inPlace.digest) {
+      unlinkSync(path);
+      throw new BundleError(
+        'E_JOURNAL',
+        inPlaceData?.reader.path ?? path,
+        `frame ${frame.seq} (${JSON.stringify(frame.name)})`,
+        'its data in the pass file no longer matches the digest it was written with (the file changed)',
+      );
+    }
     tensorSha256.push(segment.digest);
     begin += frame.byteLength;
   }
-  return { bytes: output.position, sha256, tensorSha256 };
+  return { bytes: output.position, headerBytes: encoded.prefix.length, sha256, tensorSha256 };
 }
 
 /** Where a pass file's tree segments end: the header, then each frame's data in order. */
@@ -622,8 +721,14 @@ export function sealFrames(
   frames: readonly SpillFrame[],
   buffers?: SealBuffers,
   scheme: DigestScheme = PLAIN_SHA256,
+  inPlaceData: InPlaceData | null = null,
+  target: string = join(dir, fileName),
 ): SealedFrames {
-  const written = writePassFile(join(dir, fileName), reader, frames, buffers, scheme);
+  return describeSealed(fileName, frames, writePassFile(target, reader, frames, buffers, scheme, inPlaceData));
+}
+
+/** A pass file written from `frames`, described as its seal journals it. */
+export function describeSealed(fileName: string, frames: readonly SpillFrame[], written: WrittenPassFile): SealedFrames {
   return {
     file: { path: fileName, sha256: written.sha256, bytes: written.bytes },
     boundaries: frames.map((frame, i) => ({

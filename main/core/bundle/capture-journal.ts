@@ -29,11 +29,13 @@ export const INPUTS_FILE_NAME = 'inputs.safetensors';
  * The version written. 2: records live as frames in the spills (1 journaled each record as a
  * line). 3: records may also wait in the capture pool (capture.pool, capture-pool-layout.ts),
  * which recovery replays; a reader of version 2 would recover such a capture without them, so it
- * must refuse it, and the bump makes it do so.
+ * must refuse it, and the bump makes it do so. 4: a large record's data may be written in place,
+ * in the pass file, its frame in the spill only naming it (capture-frame.ts FRAME_IN_PLACE); a
+ * reader of version 3 would drop such a record and every one after it, so it must refuse it.
  */
-export const JOURNAL_VERSION = 3;
-/** The versions this one recovers: a version-2 capture simply has no pool to replay. */
-export const RECOVERED_JOURNAL_VERSIONS: readonly number[] = [2, 3];
+export const JOURNAL_VERSION = 4;
+/** The versions this one recovers: a version-2 capture simply has no pool to replay, a version-3 one no record in place. */
+export const RECOVERED_JOURNAL_VERSIONS: readonly number[] = [2, 3, 4];
 /**
  * Largest journal read back (recovery, the live view): it lists what a manifest lists, so it
  * gets the manifest's cap. A journal that is a device, a FIFO or larger is refused, never read.
@@ -50,7 +52,7 @@ const Count = z.int().min(0);
 
 export const JournalHeaderSchema = z.strictObject({
   t: z.literal('header'),
-  journal_version: z.union([z.literal(2), z.literal(3)]),
+  journal_version: z.union([z.literal(2), z.literal(3), z.literal(4)]),
   case: CaseSchema,
   provenance: ProvenanceSchema,
   inputs: z.array(InputEntrySchema),
@@ -123,7 +125,7 @@ export function parseJournal(text: string, file: string, firstLine = 1): ParsedJ
           'E_JOURNAL',
           file,
           'line 1 (journal_version)',
-          `is ${JSON.stringify((value as { journal_version: unknown }).journal_version)}: this capture was written by another version of trace-inspector; this one recovers journal versions ${RECOVERED_JOURNAL_VERSIONS.join(' and ')}`,
+          `is ${JSON.stringify((value as { journal_version: unknown }).journal_version)}: this capture was written by another version of trace-inspector; this one recovers journal versions ${RECOVERED_JOURNAL_VERSIONS.slice(0, -1).join(', ')} and ${RECOVERED_JOURNAL_VERSIONS.at(-1)}`,
         );
       }
       const parsed = JournalLineSchema.safeParse(value);

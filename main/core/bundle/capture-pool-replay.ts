@@ -11,7 +11,9 @@
 import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { frameIdentity, scanSpill, SpillReader, stampFrameChecksum } from './capture-frame.ts';
-import { spillFileName } from './capture-journal.ts';
+import { passFileName, spillFileName } from './capture-journal.ts';
+import { openInPlaceData } from './pass-file-in-place.ts';
+import type { DigestScheme } from './tree-digest.ts';
 import {
   ENTRY_HEADER_BYTES,
   ENTRY_KIND,
@@ -67,7 +69,7 @@ interface OpenSpill {
  * Applies the whole entries the writer had not applied; returns a note for the manifest's run
  * message (null when the pool held nothing to apply, or there is no pool).
  */
-export function replayCapturePool(dir: string, target: PoolReplayTarget): string | null {
+export function replayCapturePool(dir: string, scheme: DigestScheme, target: PoolReplayTarget): string | null {
   const path = join(dir, POOL_FILE_NAME);
   if (!existsSync(path)) return null;
   const fd = openSync(path, 'r');
@@ -93,7 +95,14 @@ export function replayCapturePool(dir: string, target: PoolReplayTarget): string
       closeSpill();
       const spillPath = join(dir, spillFileName(pass));
       const spillFd = openSync(spillPath, existsSync(spillPath) ? 'r+' : 'w+');
-      const scan = scanSpill(new SpillReader(spillFd, fstatSync(spillFd).size, spillPath), pass, true);
+      // Records the writer put in place count only when their data in the pass file is whole.
+      const inPlace = openInPlaceData(join(dir, passFileName(pass)), scheme);
+      let scan;
+      try {
+        scan = scanSpill(new SpillReader(spillFd, fstatSync(spillFd).size, spillPath), pass, true, undefined, inPlace);
+      } finally {
+        inPlace?.close();
+      }
       spill = { pass, fd: spillFd, records: scan.frames.length, end: scan.end };
       return spill;
     };

@@ -4,11 +4,13 @@
 // fails its checksum: it and anything after it are dropped), and writes
 // manifest.json with the run outcome the caller observed (crashed, timeout, ...).
 // Idempotent: a recovery that is itself interrupted can be run again.
-import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readdirSync, unlinkSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readdirSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { GuardedReadError, readRegularFileSync } from '../io/guarded-read.ts';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { scanSpill, sealFrames, SpillReader } from './capture-frame.ts';
+import { openInPlaceData } from './pass-file-in-place.ts';
 import { schemeOf, type DigestScheme } from './tree-digest.ts';
 import {
   JOURNAL_FILE_NAME,
@@ -94,7 +96,8 @@ export function recoverNativeBundle(dir: string, runInput: RecoveryRunOutcome): 
 
   const notes: string[] = [];
   // Entries of the capture pool the writer thread had not applied: begun and ended passes, records.
-  const fromPool = replayCapturePool(dir, {
+  const scheme = schemeOf(header);
+  const fromPool = replayCapturePool(dir, scheme, {
     passes: () => passes.map((pass) => ({ index: pass.index, kind: pass.kind, sealed: pass.sealed !== null })),
     beginPass(index, kind) {
       const line: JournalLine = { t: 'pass_begin', pass: index, kind };
@@ -104,7 +107,7 @@ export function recoverNativeBundle(dir: string, runInput: RecoveryRunOutcome): 
     endPass(mode) {
       const pass = passes.at(-1);
       if (pass === undefined || pass.sealed !== null) return;
-      const seal = sealFromSpill(dir, pass, schemeOf(header), mode);
+      const seal = sealFromSpill(dir, pass, scheme, mode);
       appendJournal(journalPath, seal.line);
       pass.sealed = seal.line;
       notes.push(seal.note);
@@ -115,7 +118,7 @@ export function recoverNativeBundle(dir: string, runInput: RecoveryRunOutcome): 
   let lastRecord: { pass: number; name: string } | null = null;
   for (const pass of passes) {
     if (pass.sealed === null) {
-      const seal = sealFromSpill(dir, pass, schemeOf(header));
+      const seal = sealFromSpill(dir, pass, scheme);
       appendJournal(journalPath, seal.line);
       pass.sealed = seal.line;
       notes.push(seal.note);
@@ -169,24 +172,27 @@ function replay(lines: readonly JournalLine[], journalPath: string): ReplayedPas
 
 /**
  * Seals an unsealed pass from the whole frames at the start of its spill (none when the spill
- * is missing). A pass file without a journaled seal was cut short (or never trusted): rebuilt.
+ * is missing). A pass file without a journaled seal was cut short (or never trusted): rebuilt,
+ * under a temporary name, from the spill and the records it holds in place, then renamed over it.
  */
 function sealFromSpill(dir: string, pass: ReplayedPass, scheme: DigestScheme, mode: PassMode | null = null): { line: JournalPassSealed; note: string } {
   const fileName = passFileName(pass.index);
   const target = join(dir, fileName);
-  if (existsSync(target)) unlinkSync(target);
+  const temp = join(dir, `.${fileName}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
   const spillPath = join(dir, spillFileName(pass.index));
   const fd = existsSync(spillPath) ? openSync(spillPath, 'r') : null;
+  const inPlace = openInPlaceData(target, scheme);
   try {
     const reader = new SpillReader(fd ?? -1, fd === null ? 0 : fstatSync(fd).size, spillPath);
-    const scan = scanSpill(reader, pass.index, true);
-    const sealed = sealFrames(dir, fileName, reader, scan.frames, undefined, scheme);
+    const scan = scanSpill(reader, pass.index, true, undefined, inPlace);
+    const sealed = sealFrames(dir, fileName, reader, scan.frames, undefined, scheme, inPlace, temp);
+    renameSync(temp, target);
     const kept = scan.frames.length;
     let torn = '';
     if (scan.torn !== null) {
       // A death tears at most the last frame. Whole frames after a damaged one mean the spill
       // was damaged otherwise: they are dropped with it (a pass keeps its records in order), and said.
-      const after = scan.torn.frameEnd === null ? 0 : scanSpill(reader, pass.index, true, { offset: scan.torn.frameEnd, seq: kept + 1 }).frames.length;
+      const after = scan.torn.frameEnd === null ? 0 : scanSpill(reader, pass.index, true, { offset: scan.torn.frameEnd, seq: kept + 1 }, inPlace).frames.length;
       const named = scan.torn.name === null ? '' : ` (${scan.torn.name})`;
       torn = after === 0 ? `, 1 torn record dropped${named}` : `, ${after + 1} records dropped from record ${kept}${named} on: ${scan.torn.reason}`;
     }
@@ -196,6 +202,7 @@ function sealFromSpill(dir: string, pass: ReplayedPass, scheme: DigestScheme, mo
     };
   } finally {
     if (fd !== null) closeSync(fd);
+    inPlace?.close();
   }
 }
 

@@ -6,17 +6,36 @@
 //     one write (or one copy into a shared mapping of it, see SpillLog): no journal line, no
 //     hash, no allocation per record. A frame is in the spill once appendRecord returns; a frame
 //     cut short by the death of the process fails its checksum and is dropped by recovery;
+//   - except a large record from the capture pool (appendFrame, IN_PLACE_MIN_BYTES and more):
+//     its data is written once, straight to its slot in pass-NNN.safetensors (created at the
+//     pass's first such record with room for its header, pass-file-in-place.ts), hashed as it
+//     goes, THEN a frame without data naming where it went and its digest is appended to the spill;
 //   - endPass reads the spill back (page cache), checks every frame's checksum, writes
 //     pass-NNN.safetensors (created exclusively; it counts once its seal is journaled) with each
-//     tensor's sha256 computed as its bytes are copied, THEN journals the seal with the pass's
-//     boundaries, THEN drops the spill (emptied and kept for the next pass's frames);
+//     tensor's sha256 computed as its bytes are copied (or, for a pass with records in place,
+//     writes the spill's records to their slots and the header into its room), THEN journals the
+//     seal with the pass's boundaries, THEN drops the spill (emptied and kept for the next pass's frames);
 //   - finish writes manifest.json, THEN removes the journal (capture.journal.jsonl: header,
 //     pass begins and seals).
 // No fsync: the threat is the death of the process, and the kernel keeps what was written.
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { FrameEncoder, FrameFieldError, frameIdentity, scanSpill, sealFrames, SpillReader, stampFrameChecksum, type SealBuffers } from './capture-frame.ts';
+import {
+  describeSealed,
+  FrameEncoder,
+  FrameFieldError,
+  frameIdentity,
+  IN_PLACE_TRAILER_BYTES,
+  inPlaceFrame,
+  scanSpill,
+  SpillReader,
+  stampFrameChecksum,
+  writePassFile,
+  type SealBuffers,
+  type WrittenPassFile,
+} from './capture-frame.ts';
+import { headerRoom, IN_PLACE_MIN_BYTES, InPlacePassFile } from './pass-file-in-place.ts';
 import { POOL_FILE_NAME } from './capture-pool-layout.ts';
 import { checkCaptureRecord, frameFieldError } from './capture-record-check.ts';
 import {
@@ -33,6 +52,7 @@ import { CAPTURE_LOCK_FILE_NAME } from './capture-lock.ts';
 import { FileSpillLog, type SpillLog, type SpillLogFactory } from './capture-spill.ts';
 import { DEFAULT_CHUNK_DIGEST_BYTES } from './chunk-digests.ts';
 import { schemeOf, treeDeclaration, type DigestScheme } from './tree-digest.ts';
+import type { SealedFrames, SpillFrame } from './capture-frame.ts';
 import { DTYPE_SIZE, DTypeSchema, elementCount, type DType } from './dtype.ts';
 import { BundleError, formatFieldPath } from './errors.ts';
 import {
@@ -101,6 +121,10 @@ interface OpenPass {
   /** Frames appended. */
   records: number;
   readonly names: Set<string>;
+  /** Data bytes of the records appended: where the next one's slot begins in the pass file. */
+  slot: number;
+  /** The pass file, once a record went in place. */
+  inPlace: InPlacePassFile | null;
 }
 
 export class NativeBundleWriter {
@@ -112,7 +136,14 @@ export class NativeBundleWriter {
   private readWindow: Buffer | undefined;
   private readonly sealBuffers: SealBuffers = {};
   private readonly sealed: SealedPass[] = [];
+  private readonly scheme: DigestScheme;
+  /** The largest header of a pass sealed so far: what the next pass file's header room is guessed from. */
+  private largestHeader: number | null = null;
+  /** An in-place frame is built here (the frame's header and its trailer). */
+  private inPlaceScratch = Buffer.allocUnsafeSlow(64 * 1024);
   private pass: OpenPass | null = null;
+  /** The data bytes of the record between openRecord and commitRecord. */
+  private openBytes = 0;
   /** The record between openRecord and commitRecord. */
   private openName: string | null = null;
   private lastPass = 0;
@@ -123,6 +154,7 @@ export class NativeBundleWriter {
     this.header = header;
     this.journalFd = journalFd;
     this.spill = spill;
+    this.scheme = schemeOf(header);
   }
 
   /**
@@ -207,7 +239,7 @@ export class NativeBundleWriter {
     }
     const spillPath = join(this.dir, spillFileName(index));
     this.spill.begin(spillPath);
-    this.pass = { index, kind, spillPath, records: 0, names: new Set() };
+    this.pass = { index, kind, spillPath, records: 0, names: new Set(), slot: 0, inPlace: null };
     this.journal({ t: 'pass_begin', pass: index, kind });
   }
 
@@ -237,6 +269,7 @@ export class NativeBundleWriter {
     this.openName = null;
     const length = this.encoder.close();
     this.spill.append(this.encoder.bytes, length);
+    pass.slot += this.openBytes;
     pass.records += 1;
     pass.names.add(name);
     this.lastPass = pass.index;
@@ -268,11 +301,30 @@ export class NativeBundleWriter {
         `holds ${scan.frames.length} whole frames where ${pass.records} were appended${scan.torn === null ? '' : ` (${scan.torn.reason} at byte ${scan.torn.offset})`}: the spill was changed behind the writer`,
       );
     }
-    const sealed = sealFrames(this.dir, passFileName(pass.index), reader, scan.frames, this.sealBuffers, schemeOf(this.header));
+    const sealed = this.seal(pass, reader, scan.frames);
     this.journal({ t: 'pass_sealed', pass: pass.index, mode: passMode, file: sealed.file, boundaries: sealed.boundaries });
     this.spill.end();
     this.sealed.push({ index: pass.index, kind: pass.kind, mode: passMode, file: sealed.file, boundaries: sealed.boundaries.map(boundaryOfRecord) });
     this.pass = null;
+  }
+
+  /** Writes the pass file from the spill's frames: in place when records went there, else from the spill alone. */
+  private seal(pass: OpenPass, reader: SpillReader, frames: readonly SpillFrame[]): SealedFrames {
+    const fileName = passFileName(pass.index);
+    const inPlace = pass.inPlace;
+    let written: WrittenPassFile;
+    if (inPlace === null) {
+      written = writePassFile(join(this.dir, fileName), reader, frames, this.sealBuffers, this.scheme);
+    } else {
+      try {
+        written = inPlace.seal(reader, frames) ?? inPlace.relayout(reader, frames, this.sealBuffers);
+      } finally {
+        inPlace.close();
+        pass.inPlace = null;
+      }
+    }
+    this.largestHeader = Math.max(this.largestHeader ?? 0, written.headerBytes);
+    return describeSealed(fileName, frames, written);
   }
 
   /** Writes manifest.json with the run outcome, removes the journal; returns the manifest path. */
@@ -300,6 +352,7 @@ export class NativeBundleWriter {
   close(): void {
     this.encoder.discard();
     this.openName = null;
+    this.pass?.inPlace?.close(); // the records written in place stay for recovery
     this.pass = null;
     this.spill.close();
     this.closeJournal();
@@ -328,6 +381,7 @@ export class NativeBundleWriter {
       throw error;
     }
     this.openName = name;
+    this.openBytes = byteLength;
     return target;
   }
 
@@ -349,8 +403,19 @@ export class NativeBundleWriter {
         `${said} where record ${pass.records} of pass ${pass.index} was due: the capture pool was changed behind the writer`,
       );
     }
-    stampFrameChecksum(frame, length);
-    this.spill.append(frame, length);
+    const headerBytes = length - identity.dataBytes;
+    if (this.scheme.kind === 'tree' && identity.dataBytes >= IN_PLACE_MIN_BYTES) {
+      // Written once, to its place in the pass file; the spill gets the frame without its data.
+      pass.inPlace ??= InPlacePassFile.create(join(this.dir, passFileName(pass.index)), headerRoom(this.largestHeader), this.scheme.chunkBytes);
+      const placed = pass.inPlace.write(frame.subarray(headerBytes, length), pass.slot);
+      if (this.inPlaceScratch.length < headerBytes + IN_PLACE_TRAILER_BYTES)
+        this.inPlaceScratch = Buffer.allocUnsafeSlow(2 * (headerBytes + IN_PLACE_TRAILER_BYTES));
+      this.spill.append(this.inPlaceScratch, inPlaceFrame(frame, headerBytes, placed.fileOffset, placed.digest, this.inPlaceScratch));
+    } else {
+      stampFrameChecksum(frame, length);
+      this.spill.append(frame, length);
+    }
+    pass.slot += identity.dataBytes;
     pass.records += 1;
     pass.names.add(identity.name);
     this.lastPass = pass.index;
