@@ -203,7 +203,8 @@ class CaptureWriterThread {
       }
     } catch (error) {
       const message = errorMessage(error);
-      this.fail(message.includes(file) ? message : `${file}: ${message}`);
+      // A message naming a file of the capture already says where (a record's own pass file).
+      this.fail(message.includes(this.dir) ? message : `${file}: ${message}`);
       return false;
     }
   }

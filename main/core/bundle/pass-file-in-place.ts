@@ -73,7 +73,13 @@ export class InPlacePassFile {
   /** Writes a record's data to its slot (the bytes of the pass's records before it); returns its file offset and segment digest. */
   write(data: Uint8Array, slot: number): { fileOffset: number; digest: string } {
     const fileOffset = this.dataStart + slot;
-    writeAllSync(this.descriptor(), data, fileOffset);
+    try {
+      writeAllSync(this.descriptor(), data, fileOffset);
+    } catch (error) {
+      // Named, so that a disk full under the capture says which file it could not write.
+      const message = error instanceof Error ? error.message : String(error);
+      throw new Error(`${this.path}: ${message}`, { cause: error });
+    }
     return { fileOffset, digest: treeDigestOf(data, this.chunkBytes) };
   }
 
