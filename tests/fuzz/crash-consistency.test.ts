@@ -3,11 +3,16 @@
 // would. It is either a bundle already (the kill came after the manifest) or openBundle names
 // the interrupted capture and `trace-inspector recover` seals it; either way every pass whose
 // seal was journaled before the kill is in the bundle, byte for byte. Bounded: a few trials.
+// The same with the scale engine, whose large records the capture writes in place in the pass
+// files (pass-file-in-place.ts): every record kept reads back with its digest and holds the
+// reference's bytes.
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
+import { testlib } from '../gate/gate-fixtures.ts';
+import { writeScaleReference } from '../scale/scale-reference.ts';
 import { openBundle, type TraceBundle } from '../../main/core/bundle/bundle-reader.ts';
 import { BundleError } from '../../main/core/bundle/errors.ts';
 import { startCapture } from '../cli/interrupt-harness.ts';
@@ -39,15 +44,22 @@ function journaledSeals(dir: string): Map<number, string> {
 
 const sha256 = (file: string): string => createHash('sha256').update(readFileSync(file)).digest('hex');
 
-describe('a capture killed at a random point', () => {
-  it('is recovered or names how, and never loses a sealed pass', async () => {
-    const rng = new Rng(fuzzSeed('crash consistency'));
-    const passes = (await openBundle(referenceBundle(CASE), { verify: 'none' })).passes.length;
+/**
+ * Kills `capture` runs at random points (seeded) and opens or recovers what each left. `args`:
+ * the capture's arguments but --out; `compareData`: every pass but the last kept must hold all of
+ * the reference's records, and every record kept the reference's bytes (an engine that computes
+ * its reference exactly).
+ */
+async function killAtRandom(label: string, args: readonly string[], referenceDir: string, compareData: boolean): Promise<void> {
+  {
+    const rng = new Rng(fuzzSeed(label));
+    const passes = (await openBundle(referenceDir, { verify: 'none' })).passes.length;
+    const reference = compareData ? await openBundle(referenceDir) : null;
     const trials = Math.round(4 * fuzzScale());
     const outcomes: string[] = [];
     const trial = async (t: number, afterPass: number, delayMs: number, signal: NodeJS.Signals): Promise<void> => {
-      const out = join(tempDir(`trial-${t}`), 'native');
-      const run = startCapture(['capture', '--bundle', referenceBundle(CASE), '--out', out]);
+      const out = join(tempDir(`${label.replaceAll(' ', '-')}-${t}`), 'native');
+      const run = startCapture(['capture', ...args, '--out', out]);
       const where = `trial ${t}: ${signal} ${delayMs} ms after pass ${afterPass}`;
       await run.waitForStderr(new RegExp(`capture: pass ${afterPass} `)).catch(() => undefined); // the run may finish first
       await sleep(delayMs);
@@ -69,7 +81,7 @@ describe('a capture killed at a random point', () => {
         expect(recovered.stderr, where).toBe('');
         expect(recovered.status, where).toBe(0);
         bundle = await openBundle(out);
-        outcomes.push(`${where}: recovered`);
+        outcomes.push(`${where}: recovered (${bundle.manifest.run?.message ?? ''})`);
       }
       try {
         for (const [pass, digest] of sealedBefore) {
@@ -77,8 +89,18 @@ describe('a capture killed at a random point', () => {
           expect(entry, `${where}: sealed pass ${pass} lost`).toBeDefined();
           expect(sha256(join(out, entry?.file ?? '')), `${where}: pass ${pass} changed`).toBe(digest);
         }
-        // Every tensor that survived reads back with its digest.
-        for (const pass of bundle.passes) for (const boundary of pass.boundaries) await bundle.readBoundary(pass.index, boundary.name);
+        // A pass before the last one kept holds every record: recovery drops only what the death tore.
+        if (reference !== null)
+          for (const pass of bundle.passes.slice(0, -1))
+            expect(pass.boundaries.length, `${where}: pass ${pass.index}`).toBe(reference.passes[pass.index]?.boundaries.length);
+        // Every tensor that survived reads back with its digest (and, given, holds the reference's bytes).
+        for (const pass of bundle.passes)
+          for (const boundary of pass.boundaries) {
+            const read = await bundle.readBoundary(pass.index, boundary.name);
+            if (reference === null) continue;
+            const want = await reference.readBoundary(pass.index, boundary.name);
+            expect(Buffer.from(read.data).equals(Buffer.from(want.data)), `${where}: pass ${pass.index} ${boundary.name}`).toBe(true);
+          }
         expect(bundle.manifest.run?.status, where).toMatch(/^(completed|aborted)$/);
       } finally {
         await bundle.close();
@@ -97,7 +119,29 @@ describe('a capture killed at a random point', () => {
         for (let plan = queue.shift(); plan !== undefined; plan = queue.shift()) await trial(plan.t, plan.afterPass, plan.delayMs, plan.signal);
       }),
     );
+    await reference?.close();
     process.stdout.write(`${outcomes.join('\n')}\n`);
     expect(outcomes).toHaveLength(trials);
+  }
+}
+
+describe('a capture killed at a random point', () => {
+  it('is recovered or names how, and never loses a sealed pass', async () => {
+    await killAtRandom('crash consistency', ['--bundle', referenceBundle(CASE)], referenceBundle(CASE), false);
+  }, 120_000);
+
+  it('with its large records written in place: recovered, every record kept holds the bytes the engine emitted', async () => {
+    // 64 prompt tokens: hidden states of 68 x 2048 f32 (544 KiB), logits 256 KiB, KV caches: in place.
+    const spec = {
+      caseId: 'scale-crash',
+      prompt: Array.from({ length: 64 }, (_, i) => (i * 37) % 65_536),
+      pcmSamples: 4800,
+      passes: 21,
+      kvCache: true,
+      chunkBytes: 64 * 1024,
+    };
+    const reference = writeScaleReference(join(tempDir('scale-reference'), 'reference'), spec);
+    const options = Object.entries(reference.engineOptions).flatMap(([key, value]) => ['--option', `${key}=${value}`]);
+    await killAtRandom('crash in place', ['--engine', testlib('scale_engine'), '--bundle', reference.dir, ...options], reference.dir, true);
   }, 120_000);
 });
