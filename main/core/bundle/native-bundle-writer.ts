@@ -33,6 +33,8 @@ import {
   stampFrameChecksum,
   writePassFile,
   type SealBuffers,
+  type SealedFrames,
+  type SpillFrame,
   type WrittenPassFile,
 } from './capture-frame.ts';
 import { headerRoom, IN_PLACE_MIN_BYTES, InPlacePassFile } from './pass-file-in-place.ts';
@@ -52,7 +54,6 @@ import { CAPTURE_LOCK_FILE_NAME } from './capture-lock.ts';
 import { FileSpillLog, type SpillLog, type SpillLogFactory } from './capture-spill.ts';
 import { DEFAULT_CHUNK_DIGEST_BYTES } from './chunk-digests.ts';
 import { schemeOf, treeDeclaration, type DigestScheme } from './tree-digest.ts';
-import type { SealedFrames, SpillFrame } from './capture-frame.ts';
 import { DTYPE_SIZE, DTypeSchema, elementCount, type DType } from './dtype.ts';
 import { BundleError, formatFieldPath } from './errors.ts';
 import {
