@@ -157,5 +157,7 @@ describe('records written in place', () => {
     unlinkSync(join(lost, 'pass-000.safetensors'));
     NativeBundleWriter.recover(lost, { status: 'crashed', message: 'killed' });
     await expectRecords(lost, 0, []);
+    const said = JSON.parse(readFileSync(join(lost, 'manifest.json'), 'utf8')) as { run: { message: string } };
+    expect(said.run.message).toContain('3 records dropped from record 0 (p.0) on: its data was written to the pass file, which is missing');
   });
 });

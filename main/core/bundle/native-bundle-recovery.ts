@@ -191,8 +191,10 @@ function sealFromSpill(dir: string, pass: ReplayedPass, scheme: DigestScheme, mo
     let torn = '';
     if (scan.torn !== null) {
       // A death tears at most the last frame. Whole frames after a damaged one mean the spill
-      // was damaged otherwise: they are dropped with it (a pass keeps its records in order), and said.
-      const after = scan.torn.frameEnd === null ? 0 : scanSpill(reader, pass.index, true, { offset: scan.torn.frameEnd, seq: kept + 1 }, inPlace).frames.length;
+      // was damaged otherwise: they are dropped with it (a pass keeps its records in order), and
+      // said. Counted by their frames alone: records in place after a pass file that is gone
+      // are counted, not each refused in turn.
+      const after = scan.torn.frameEnd === null ? 0 : scanSpill(reader, pass.index, false, { offset: scan.torn.frameEnd, seq: kept + 1 }).frames.length;
       const named = scan.torn.name === null ? '' : ` (${scan.torn.name})`;
       torn = after === 0 ? `, 1 torn record dropped${named}` : `, ${after + 1} records dropped from record ${kept}${named} on: ${scan.torn.reason}`;
     }
