@@ -22,9 +22,11 @@
 //   - the engine-host process's peak RSS (VmHWM, process isolation), against the largest pass:
 //     bounded by the pool, target <= 300 MB;
 //   - the pass with capture against the bare pass, and the caller's round trip per runPass.
-// Three engines: the reference engine (~105 records per pass, mostly small: per-record costs
-// dominate), the bulk testlib (8 records of 256 KiB per pass) and the scale engine's prefill
-// (1,024 tokens + 10 s of audio: 0.36 GiB in one pass, records up to ~10 MiB).
+// Four engines: the reference engine (~105 records per pass, mostly small: per-record costs
+// dominate), the bulk testlib (8 records of 256 KiB per pass), the small-records testlib (4,096
+// records of 300 B per pass: the reference engine's record size, in numbers that the per-pass noise
+// cannot hide) and the scale engine's prefill (1,024 tokens + 10 s of audio: 0.36 GiB in one pass,
+// records up to ~10 MiB). TRACE_INSPECTOR_BENCH_CAPTURE_CASES=small,bulk runs only those.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -106,6 +108,19 @@ const ENGINES: readonly BenchEngine[] = [
     weights: null,
     inputs: () => toyInputs(),
     options: { 'bulk.rows': '64', 'bulk.records': '8' },
+    passes: passes(7),
+    repetitions: 8,
+    warmup: 2,
+    isolations: ['process', 'thread'],
+  },
+  {
+    // The reference engine's small records cost a capture less a pass than that pass's own CPU
+    // time varies between repetitions; 4,096 of them a pass make the per-record cost resolvable.
+    title: 'synthetic small-records testlib (prefill + 7 decodes, 4,096 records of 300 B per pass)',
+    library: testlib('small_records_engine'),
+    weights: null,
+    inputs: () => toyInputs(),
+    options: { 'small.records': '4096', 'small.elements': '75' },
     passes: passes(7),
     repetitions: 8,
     warmup: 2,
@@ -376,7 +391,10 @@ export async function benchCaptureOverhead(): Promise<string[]> {
     `targets: engine-thread time per recorded byte <= ${PER_BYTE_TARGET}x a memcpy of that byte (measured in this run); engine-host peak RSS <= ${mb(RSS_TARGET)}; ` +
       `(the pass with capture <= ${TARGET_RATIO}x the bare pass, this bench's older figure, is printed too)`,
   ];
+  // TRACE_INSPECTOR_BENCH_CAPTURE_CASES=word[,word]: only the engines whose title holds one of the words.
+  const only = (process.env['TRACE_INSPECTOR_BENCH_CAPTURE_CASES'] ?? '').split(',').filter((word) => word !== '');
   for (const engine of ENGINES) {
+    if (only.length > 0 && !only.some((word) => engine.title.includes(word))) continue;
     lines.push('', engine.title);
     for (const isolation of engine.isolations) {
       const totals = await measure(engine, isolation);

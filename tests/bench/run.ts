@@ -14,7 +14,10 @@ interface Bench {
 }
 
 const benches: Bench[] = [
-  { title: 'capture: engine-thread time per recorded byte and engine-host memory (reference, bulk and scale engines)', run: benchCaptureOverhead },
+  {
+    title: 'capture: engine-thread time per recorded byte and engine-host memory (reference, bulk, small-records and scale engines)',
+    run: benchCaptureOverhead,
+  },
   { title: 'comparator throughput and streaming memory', run: benchComparator },
   { title: 'real-time factor, full pipeline (speech case)', run: benchRealTimeFactor },
   { title: 'scale: --gate and end-to-end compare on a scale-engine trace (TRACE_INSPECTOR_SCALE_GIB, default 4)', run: benchScale },
