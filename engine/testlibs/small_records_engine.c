@@ -168,28 +168,6 @@ static ti_status small_pass(ti_session *s, uint32_t kind) {
     return TI_OK;
 }
 
-TI_API ti_status ti_prefill(ti_session *s) {
-    if (s == NULL) return TI_ERR_INVALID_ARGUMENT;
-    if (!s->have_input) return small_fail(s, TI_ERR_STATE, "prefill needs the input prompt_tokens");
-    if (s->passes_run != 0) return small_fail(s, TI_ERR_STATE, "prefill after prefill: call ti_reset first");
-    return small_pass(s, TI_PASS_PREFILL);
-}
-
-TI_API ti_status ti_decode(ti_session *s) {
-    if (s == NULL) return TI_ERR_INVALID_ARGUMENT;
-    if (s->passes_run == 0) return small_fail(s, TI_ERR_STATE, "decode before prefill");
-    return small_pass(s, TI_PASS_DECODE);
-}
-
-TI_API ti_status ti_reset(ti_session *s) {
-    if (s == NULL) return TI_ERR_INVALID_ARGUMENT;
-    s->passes_run = 0;
-    return TI_OK;
-}
-
-TI_API const char *ti_session_state(ti_session *s) {
-    if (s == NULL) return "{}";
-    snprintf(s->state, sizeof s->state, "{\"passes_run\":%u,\"cursor\":%u,\"mode\":\"text\",\"last_output\":%s}", s->passes_run,
-             s->passes_run, s->passes_run == 0 ? "null" : "\"text\"");
-    return s->state;
-}
+#define TESTLIB_FAIL small_fail
+#define TESTLIB_PASS small_pass
+#include "testlib_passes.h"
