@@ -88,22 +88,6 @@ TI_API void ti_close(ti_session *s) {
     free(s);
 }
 
-TI_API const char *ti_last_error(const ti_session *s) { return s == NULL ? "" : s->error; }
-
-TI_API ti_status ti_set_input(ti_session *s, const char *name, uint32_t dtype, uint32_t rank,
-                              const int64_t *shape, const void *data, uint64_t byte_length) {
-    if (s == NULL || name == NULL || (rank > 0 && shape == NULL)) return TI_ERR_INVALID_ARGUMENT;
-    if (strcmp(name, "prompt_tokens") != 0) return bulk_fail(s, TI_ERR_UNKNOWN_NAME, "unknown input (this engine takes prompt_tokens)");
-    if (dtype != TI_I32 || rank != 1 || shape[0] < 1 || byte_length != (uint64_t)shape[0] * 4u || data == NULL)
-        return bulk_fail(s, TI_ERR_SHAPE, "input prompt_tokens must be i32 [T] with T >= 1");
-    uint32_t seed = 2166136261u;
-    const int32_t *tokens = data;
-    for (int64_t i = 0; i < shape[0]; i++) seed = (seed ^ (uint32_t)tokens[i]) * 16777619u;
-    s->seed = seed;
-    s->have_input = 1;
-    return TI_OK;
-}
-
 TI_API ti_status ti_set_option(ti_session *s, const char *key, const char *value) {
     if (s == NULL || key == NULL || value == NULL) return TI_ERR_INVALID_ARGUMENT;
     char *end = NULL;
@@ -120,26 +104,6 @@ TI_API ti_status ti_set_option(ti_session *s, const char *key, const char *value
         return TI_OK;
     }
     return bulk_fail(s, TI_ERR_UNKNOWN_NAME, "unknown option (bulk.rows, bulk.records)");
-}
-
-TI_API ti_status ti_set_record_callback(ti_session *s, ti_record_fn fn, void *user) {
-    if (s == NULL) return TI_ERR_INVALID_ARGUMENT;
-    s->fn = fn;
-    s->user = user;
-    return TI_OK;
-}
-
-TI_API ti_status ti_set_wanted(ti_session *s, const char *const *names, uint32_t count) {
-    (void)names;
-    if (s == NULL) return TI_ERR_INVALID_ARGUMENT;
-    return count == 0 ? TI_OK : bulk_fail(s, TI_ERR_INVALID_ARGUMENT, "this engine always records everything");
-}
-
-TI_API ti_status ti_inject(ti_session *s, const char *boundary, uint32_t dtype, uint32_t rank,
-                           const int64_t *shape, const void *data, uint64_t byte_length) {
-    (void)boundary; (void)dtype; (void)rank; (void)shape; (void)data; (void)byte_length;
-    if (s == NULL) return TI_ERR_INVALID_ARGUMENT;
-    return bulk_fail(s, TI_ERR_UNKNOWN_NAME, "no boundary of this engine accepts injection");
 }
 
 static ti_status bulk_pass(ti_session *s, uint32_t kind) {
@@ -163,4 +127,4 @@ static ti_status bulk_pass(ti_session *s, uint32_t kind) {
 
 #define TESTLIB_FAIL bulk_fail
 #define TESTLIB_PASS bulk_pass
-#include "testlib_passes.h"
+#include "testlib_session.h"
