@@ -236,8 +236,6 @@ TI_API void ti_close(ti_session *s) {
     free(s);
 }
 
-TI_API const char *ti_last_error(const ti_session *s) { return s == NULL ? "" : s->error; }
-
 TI_API ti_status ti_set_input(ti_session *s, const char *name, uint32_t dtype, uint32_t rank, const int64_t *shape, const void *data,
                               uint64_t byte_length) {
     if (s == NULL || name == NULL || (rank > 0 && shape == NULL)) return TI_ERR_INVALID_ARGUMENT;
@@ -268,25 +266,8 @@ TI_API ti_status ti_set_option(ti_session *s, const char *key, const char *value
     return TI_OK;
 }
 
-TI_API ti_status ti_set_record_callback(ti_session *s, ti_record_fn fn, void *user) {
-    if (s == NULL) return TI_ERR_INVALID_ARGUMENT;
-    s->fn = fn;
-    s->user = user;
-    return TI_OK;
-}
-
-TI_API ti_status ti_set_wanted(ti_session *s, const char *const *names, uint32_t count) {
-    (void)names;
-    if (s == NULL) return TI_ERR_INVALID_ARGUMENT;
-    return count == 0 ? TI_OK : fail(s, TI_ERR_INVALID_ARGUMENT, "this engine always records everything");
-}
-
-TI_API ti_status ti_inject(ti_session *s, const char *boundary_name, uint32_t dtype, uint32_t rank, const int64_t *shape, const void *data,
-                           uint64_t byte_length) {
-    (void)boundary_name; (void)dtype; (void)rank; (void)shape; (void)data; (void)byte_length;
-    if (s == NULL) return TI_ERR_INVALID_ARGUMENT;
-    return fail(s, TI_ERR_UNKNOWN_NAME, "no boundary of this engine accepts injection");
-}
+#define TESTLIB_FAIL fail
+#include "testlib_recording.h"
 
 /* The value rule (tests/scale/scale-model.ts implements the same): one xorshift32 stream per row. */
 static uint32_t row_seed(uint32_t seed, uint32_t boundary_index, uint32_t pos) {

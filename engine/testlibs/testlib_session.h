@@ -1,7 +1,7 @@
 /*
- * testlib_session.h — the session entry points the synthetic engines share (bulk_engine.c,
- * small_records_engine.c): the prompt seeds their values (FNV-1a over its tokens), they record
- * everything and accept no injection, prefill needs the prompt and comes first, decode follows
+ * testlib_session.h — the session entry points the bulk and small-records engines share
+ * (bulk_engine.c, small_records_engine.c): those of testlib_recording.h, and the prompt seeds
+ * their values (FNV-1a over its tokens), prefill needs the prompt and comes first, decode follows
  * it, reset starts over, and the session state counts the passes. The includer's session has
  * `error`, `seed`, `have_input`, `fn`, `user`, `passes_run` and a `state` buffer, and it defines
  * TESTLIB_FAIL(s, status, message) and TESTLIB_PASS(s, kind) before including this. Included
@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
-TI_API const char *ti_last_error(const ti_session *s) { return s == NULL ? "" : s->error; }
+#include "testlib_recording.h"
 
 TI_API ti_status ti_set_input(ti_session *s, const char *name, uint32_t dtype, uint32_t rank, const int64_t *shape, const void *data,
                               uint64_t byte_length) {
@@ -29,26 +29,6 @@ TI_API ti_status ti_set_input(ti_session *s, const char *name, uint32_t dtype, u
     s->seed = seed;
     s->have_input = 1;
     return TI_OK;
-}
-
-TI_API ti_status ti_set_record_callback(ti_session *s, ti_record_fn fn, void *user) {
-    if (s == NULL) return TI_ERR_INVALID_ARGUMENT;
-    s->fn = fn;
-    s->user = user;
-    return TI_OK;
-}
-
-TI_API ti_status ti_set_wanted(ti_session *s, const char *const *wanted, uint32_t count) {
-    (void)wanted;
-    if (s == NULL) return TI_ERR_INVALID_ARGUMENT;
-    return count == 0 ? TI_OK : TESTLIB_FAIL(s, TI_ERR_INVALID_ARGUMENT, "this engine always records everything");
-}
-
-TI_API ti_status ti_inject(ti_session *s, const char *boundary, uint32_t dtype, uint32_t rank, const int64_t *shape, const void *data,
-                           uint64_t byte_length) {
-    (void)boundary; (void)dtype; (void)rank; (void)shape; (void)data; (void)byte_length;
-    if (s == NULL) return TI_ERR_INVALID_ARGUMENT;
-    return TESTLIB_FAIL(s, TI_ERR_UNKNOWN_NAME, "no boundary of this engine accepts injection");
 }
 
 TI_API ti_status ti_prefill(ti_session *s) {
