@@ -11,7 +11,7 @@ import { checkBundle } from '../../main/core/bundle/bundle-check.ts';
 import { FrameEncoder } from '../../main/core/bundle/capture-frame.ts';
 import { NativeBundleWriter, type CaptureRecord } from '../../main/core/bundle/native-bundle-writer.ts';
 import { FIRST_HEADER_ROOM, IN_PLACE_MIN_BYTES } from '../../main/core/bundle/pass-file-in-place.ts';
-import { bytes, nativeHeader, removeTempDirs, tempDir } from './bundle-fixtures.ts';
+import { bytes, expectBundleError, nativeHeader, removeTempDirs, tempDir } from './bundle-fixtures.ts';
 
 afterAll(removeTempDirs);
 
@@ -159,5 +159,25 @@ describe('records written in place', () => {
     await expectRecords(lost, 0, []);
     const said = JSON.parse(readFileSync(join(lost, 'manifest.json'), 'utf8')) as { run: { message: string } };
     expect(said.run.message).toContain('3 records dropped from record 0 (p.0) on: its data was written to the pass file, which is missing');
+  });
+
+  it.each([
+    ['every record in the spill (the pass file written from it)', [record('a.small', 1024, 21), record('c.small', 64, 22)]],
+    ['a record in place before it (its data written to its slot at the seal)', [record('b.large', LARGE, 23), record('c.small', 64, 24)]],
+  ])('a record whose bytes changed in the spill before its pass sealed is refused at the seal, naming the spill and the frame: %s', async (_, records) => {
+    const dir = join(tempDir('spill-changed'), 'bundle');
+    const writer = NativeBundleWriter.create(dir, nativeHeader());
+    writer.beginPass(0, 'prefill');
+    append(writer, 0, records);
+    // The last byte of the spill is the last byte of c.small's data.
+    const spill = join(dir, 'pass-000.spill');
+    const fd = openSync(spill, 'r+');
+    const last = Buffer.alloc(1);
+    readSync(fd, last, 0, 1, statSync(spill).size - 1);
+    writeSync(fd, Buffer.from([(last[0] as number) ^ 0x01]), 0, 1, statSync(spill).size - 1);
+    closeSync(fd);
+    const error = await expectBundleError(() => writer.endPass('text'), 'E_JOURNAL', spill, 'frame 1 ("c.small")');
+    expect(error.message).toContain('no longer match the checksum they were appended with');
+    writer.close();
   });
 });

@@ -30,7 +30,7 @@
 // whole frame is nothing, zeros, or the remains of the one frame whose append the death of the
 // process interrupted (a torn record). Each frame's crc32 is checked on top of that, so bytes
 // that changed after they were appended are refused too.
-import { createHash, hash as oneShotHash } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { FileTreeHasher, PLAIN_SHA256, TreeHasher, type DigestScheme } from './tree-digest.ts';
 import { closeSync, openSync, readSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
@@ -494,8 +494,35 @@ function zerosFrom(reader: SpillReader, offset: number): boolean {
 
 // ---- sealing ---------------------------------------------------------------------------------
 
-const sha256Hex: (data: Uint8Array) => string =
-  typeof oneShotHash === 'function' ? (data) => oneShotHash('sha256', data, 'hex') : (data) => createHash('sha256').update(data).digest('hex');
+/** The error of a frame whose data is not what was appended (or written in place): E_JOURNAL naming `file` and the frame. */
+export function frameChanged(file: string, frame: SpillFrame, message: string): BundleError {
+  return new BundleError('E_JOURNAL', file, `frame ${frame.seq} (${JSON.stringify(frame.name)})`, message);
+}
+
+/**
+ * Hands `take` the data a spill frame holds, in order (in one piece when it fits the reader's
+ * window), checked against the frame's checksum: frameChanged naming the spill when the spill
+ * ends inside the data or its bytes changed since they were appended. A single piece is checked
+ * before `take` sees it; pieces are checked once all were taken, so a caller that wrote them
+ * drops what it wrote when this throws.
+ */
+export function frameData(reader: SpillReader, frame: SpillFrame, take: (chunk: Uint8Array) => void): void {
+  const mismatch = 'its bytes no longer match the checksum they were appended with (the spill changed)';
+  const at = reader.ensure(frame.dataOffset, frame.byteLength);
+  if (at >= 0) {
+    const data = reader.buffer.subarray(at, at + frame.byteLength);
+    if (crc32(data, frame.headerCrc) !== frame.crc) throw frameChanged(reader.path, frame, mismatch);
+    take(data);
+    return;
+  }
+  let running = frame.headerCrc;
+  const seen = reader.chunks(frame.dataOffset, frame.byteLength, (chunk) => {
+    running = crc32(chunk, running);
+    take(chunk);
+  });
+  if (seen !== frame.byteLength) throw frameChanged(reader.path, frame, `the spill ends ${frame.byteLength - seen} bytes into the frame's data`);
+  if (running !== frame.crc) throw frameChanged(reader.path, frame, mismatch);
+}
 
 /** Output through one buffer: few large writes, the whole-file digest computed as it goes. */
 class BufferedOutput {
@@ -632,15 +659,6 @@ export function writePassFile(
     if (buffers.output === undefined || buffers.output.length < wanted) buffers.output = Buffer.allocUnsafeSlow(wanted);
     output = new BufferedOutput(fd, buffers.output, tree ?? (plain as ReturnType<typeof createHash>));
     output.put(encoded.prefix);
-    const changed = (frame: SpillFrame, seen: number): BundleError =>
-      new BundleError(
-        'E_JOURNAL',
-        reader.path,
-        `frame ${frame.seq} (${JSON.stringify(frame.name)})`,
-        seen !== frame.byteLength
-          ? `the spill ends ${frame.byteLength - seen} bytes into the frame's data`
-          : 'its bytes no longer match the checksum they were appended with (the spill changed)',
-      );
     for (const frame of frames) {
       if (frame.inPlace !== null) {
         // Data written in place before (a pass sealed again elsewhere: recovery, a header that
@@ -648,26 +666,15 @@ export function writePassFile(
         if (tree === null || inPlaceData === null)
           throw new Error(`internal: frame ${frame.seq} of ${path} has its data in place, which needs the tree scheme and the pass file`);
         const seen = inPlaceData.reader.chunks(frame.inPlace.fileOffset, frame.byteLength, (chunk) => output.put(chunk));
-        if (seen !== frame.byteLength) throw changed(frame, seen);
+        if (seen !== frame.byteLength)
+          throw frameChanged(inPlaceData.reader.path, frame, `the pass file ends ${frame.byteLength - seen} bytes into the record's data`);
         continue;
       }
-      const at = reader.ensure(frame.dataOffset, frame.byteLength);
-      if (at >= 0) {
-        // The data in one piece (the usual case): checked, hashed and copied in one call each.
-        const data = reader.buffer.subarray(at, at + frame.byteLength);
-        if (crc32(data, frame.headerCrc) !== frame.crc) throw changed(frame, frame.byteLength);
-        if (tree === null) tensorSha256.push(sha256Hex(data));
-        output.put(data);
-        continue;
-      }
-      let running = frame.headerCrc;
       const hash = tree === null ? createHash('sha256') : null;
-      const seen = reader.chunks(frame.dataOffset, frame.byteLength, (chunk) => {
-        running = crc32(chunk, running);
+      frameData(reader, frame, (chunk) => {
         hash?.update(chunk);
         output.put(chunk);
       });
-      if (seen !== frame.byteLength || running !== frame.crc) throw changed(frame, seen);
       if (hash !== null) tensorSha256.push(hash.digest('hex'));
     }
     output.flush();
@@ -686,10 +693,9 @@ export function writePassFile(
     if (segment === undefined) throw new Error(`internal: frame ${frame.seq} of ${path} is no segment of its tree`);
     if (frame.inPlace !== null && segment.digest !== frame.inPlace.digest) {
       unlinkSync(path);
-      throw new BundleError(
-        'E_JOURNAL',
+      throw frameChanged(
         inPlaceData?.reader.path ?? path,
-        `frame ${frame.seq} (${JSON.stringify(frame.name)})`,
+        frame,
         'its data in the pass file no longer matches the digest it was written with (the file changed)',
       );
     }

@@ -18,8 +18,17 @@
 import { closeSync, existsSync, fstatSync, openSync, renameSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
-import { crc32 } from 'node:zlib';
-import { encodePassHeader, SpillReader, writePassFile, type InPlaceData, type SealBuffers, type SpillFrame, type WrittenPassFile } from './capture-frame.ts';
+import {
+  encodePassHeader,
+  frameChanged,
+  frameData,
+  SpillReader,
+  writePassFile,
+  type InPlaceData,
+  type SealBuffers,
+  type SpillFrame,
+  type WrittenPassFile,
+} from './capture-frame.ts';
 import { BundleError } from './errors.ts';
 import { writeAllSync } from './safetensors-writer.ts';
 import { fileTreeDigest, TreeHasher, treeDigestOf, type DigestScheme, type Segment } from './tree-digest.ts';
@@ -103,7 +112,7 @@ export class InPlacePassFile {
       let digest: string;
       if (frame.inPlace !== null) {
         if (frame.inPlace.fileOffset !== slot)
-          throw this.changed(reader, frame, `names byte ${frame.inPlace.fileOffset} of the pass file for its data, where its slot is ${slot}`);
+          throw frameChanged(reader.path, frame, `the record names byte ${frame.inPlace.fileOffset} of the pass file for its data, where its slot is ${slot}`);
         digest = frame.inPlace.digest;
       } else {
         digest = this.copyFromSpill(reader, frame, slot);
@@ -153,32 +162,17 @@ export class InPlacePassFile {
     return new SpillReader(fd, fstatSync(fd).size, this.path);
   }
 
+  /** Writes a frame's data from the spill to its slot, checked (frameData); returns its segment digest. */
   private copyFromSpill(reader: SpillReader, frame: SpillFrame, slot: number): string {
     const fd = this.descriptor();
-    const at = reader.ensure(frame.dataOffset, frame.byteLength);
-    if (at >= 0) {
-      const data = reader.buffer.subarray(at, at + frame.byteLength);
-      if (crc32(data, frame.headerCrc) !== frame.crc)
-        throw this.changed(reader, frame, 'no longer matches the checksum it was appended with (the spill changed)');
-      writeAllSync(fd, data, slot);
-      return treeDigestOf(data, this.chunkBytes);
-    }
-    let running = frame.headerCrc;
-    let position = slot;
     const hasher = new TreeHasher(this.chunkBytes);
-    const seen = reader.chunks(frame.dataOffset, frame.byteLength, (chunk) => {
-      running = crc32(chunk, running);
+    let position = slot;
+    frameData(reader, frame, (chunk) => {
       hasher.update(chunk);
       writeAllSync(fd, chunk, position);
       position += chunk.byteLength;
     });
-    if (seen !== frame.byteLength) throw this.changed(reader, frame, `ends ${frame.byteLength - seen} bytes into the frame's data`);
-    if (running !== frame.crc) throw this.changed(reader, frame, 'no longer matches the checksum it was appended with (the spill changed)');
     return hasher.digest();
-  }
-
-  private changed(reader: SpillReader, frame: SpillFrame, what: string): BundleError {
-    return new BundleError('E_JOURNAL', reader.path, `frame ${frame.seq} (${JSON.stringify(frame.name)})`, `the record ${what}`);
   }
 
   private descriptor(): number {
