@@ -45,8 +45,6 @@ export const MAX_JOURNAL_BYTES = 256 * 1024 * 1024;
 export const passFileName = (index: number): string => `pass-${String(index).padStart(3, '0')}.safetensors`;
 export const spillFileName = (index: number): string => `pass-${String(index).padStart(3, '0')}.spill`;
 export const SPILL_FILE_PATTERN = /^pass-(\d{3,})\.spill$/;
-/** Temporary names used by the writers before a file is linked into place. */
-export const TEMP_FILE_PATTERN = /^\..+\.tmp-\d+-[0-9a-f]+$/;
 
 const Count = z.int().min(0);
 

@@ -4,13 +4,13 @@
 // fails its checksum: it and anything after it are dropped), and writes
 // manifest.json with the run outcome the caller observed (crashed, timeout, ...).
 // Idempotent: a recovery that is itself interrupted can be run again.
-import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readdirSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { GuardedReadError, readRegularFileSync } from '../io/guarded-read.ts';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { scanSpill, sealFrames, SpillReader } from './capture-frame.ts';
 import { openInPlaceData } from './pass-file-in-place.ts';
+import { tempPathBeside, TEMP_FILE_PATTERN } from './temp-name.ts';
 import { schemeOf, type DigestScheme } from './tree-digest.ts';
 import {
   JOURNAL_FILE_NAME,
@@ -20,7 +20,6 @@ import {
   passFileName,
   SPILL_FILE_PATTERN,
   spillFileName,
-  TEMP_FILE_PATTERN,
   type JournalHeader,
   type JournalLine,
   type JournalPassSealed,
@@ -178,7 +177,7 @@ function replay(lines: readonly JournalLine[], journalPath: string): ReplayedPas
 function sealFromSpill(dir: string, pass: ReplayedPass, scheme: DigestScheme, mode: PassMode | null = null): { line: JournalPassSealed; note: string } {
   const fileName = passFileName(pass.index);
   const target = join(dir, fileName);
-  const temp = join(dir, `.${fileName}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const temp = tempPathBeside(target);
   const spillPath = join(dir, spillFileName(pass.index));
   const fd = existsSync(spillPath) ? openSync(spillPath, 'r') : null;
   const inPlace = openInPlaceData(target, scheme);

@@ -2,10 +2,11 @@
 // normally and by the recovery of one whose process died.
 import { closeSync, openSync } from 'node:fs';
 import { rename, rm, writeFile } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { JournalBoundary, JournalHeader } from './capture-journal.ts';
 import { layoutOf } from './layout.ts';
+import { tempPathBeside } from './temp-name.ts';
 import {
   BUNDLE_SCHEMA_NAME,
   BUNDLE_SCHEMA_VERSION,
@@ -67,7 +68,7 @@ export function buildNativeManifest(header: JournalHeader, passes: readonly Seal
 export function writeManifestFile(dir: string, manifest: BundleManifest): string {
   const path = join(dir, MANIFEST_FILE_NAME);
   parseManifest(JSON.parse(JSON.stringify(manifest)), path);
-  const temp = join(dir, `.${basename(path)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const temp = tempPathBeside(path);
   const fd = openSync(temp, 'wx');
   try {
     writeAllSync(fd, Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`, 'utf8'), 0);

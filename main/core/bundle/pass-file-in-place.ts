@@ -16,8 +16,7 @@
 // digest and drops what a death tore, as it drops a torn frame. A pass file without a journaled
 // seal is never trusted as it stands: recovery rebuilds it.
 import { closeSync, existsSync, fstatSync, openSync, renameSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
-import { basename, dirname, join } from 'node:path';
+import { tempPathBeside } from './temp-name.ts';
 import {
   encodePassHeader,
   frameChanged,
@@ -140,7 +139,7 @@ export class InPlacePassFile {
    */
   relayout(reader: SpillReader, frames: readonly SpillFrame[], buffers: SealBuffers): WrittenPassFile {
     const fd = this.descriptor();
-    const temp = join(dirname(this.path), `.${basename(this.path)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+    const temp = tempPathBeside(this.path);
     const data: InPlaceData = { reader: this.readerOver(fd), chunkBytes: this.chunkBytes };
     let written: WrittenPassFile;
     try {

@@ -2,9 +2,8 @@
 // The file appears under its final name only when complete: it is written to a temporary name
 // and hard-linked into place, which fails if the name exists, so an existing file is never
 // overwritten, not even by a race.
-import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, linkSync, openSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { tempPathBeside } from './temp-name.ts';
 import { createSha256 } from './digest.ts';
 import { DTYPE_SIZE, elementCount, type DType } from './dtype.ts';
 import { BundleError } from './errors.ts';
@@ -91,7 +90,7 @@ export function writeSafetensorsFile(path: string, tensors: readonly TensorToWri
     options.dataOrder ?? 'key',
   );
   const chunkBytes = options.chunkBytes ?? COPY_CHUNK_BYTES;
-  const temp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const temp = tempPathBeside(path);
   const scheme = options.digestScheme ?? PLAIN_SHA256;
   const dataStart = encoded.prefix.byteLength;
   const hash =
