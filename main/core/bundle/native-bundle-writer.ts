@@ -140,8 +140,8 @@ export class NativeBundleWriter {
   private readonly scheme: DigestScheme;
   /** The largest header of a pass sealed so far: what the next pass file's header room is guessed from. */
   private largestHeader: number | null = null;
-  /** An in-place frame is built here (the frame's header and its trailer). */
-  private inPlaceScratch = Buffer.allocUnsafeSlow(64 * 1024);
+  /** An in-place frame is built here (the frame's header and its trailer); made at the first, grown as needed. */
+  private inPlaceScratch = Buffer.alloc(0);
   private pass: OpenPass | null = null;
   /** The data bytes of the record between openRecord and commitRecord. */
   private openBytes = 0;
