@@ -58,10 +58,7 @@ TI_API const char *ti_describe(void) { return DESCRIPTION; }
 
 #include "testlib_status.h"
 
-static ti_status bulk_fail(ti_session *s, ti_status status, const char *message) {
-    snprintf(s->error, sizeof s->error, "%s", message);
-    return status;
-}
+#include "testlib_recording.h"
 
 TI_API ti_status ti_open(const char *config_json, const char *weights_path, ti_session **out,
                          char *err, size_t err_capacity) {
@@ -94,16 +91,16 @@ TI_API ti_status ti_set_option(ti_session *s, const char *key, const char *value
     long parsed = strtol(value, &end, 10);
     int valid = end != value && *end == '\0';
     if (strcmp(key, "bulk.rows") == 0) {
-        if (!valid || parsed < 1 || parsed > BULK_MAX_ROWS) return bulk_fail(s, TI_ERR_INVALID_ARGUMENT, "bulk.rows takes 1..4096");
+        if (!valid || parsed < 1 || parsed > BULK_MAX_ROWS) return testlib_fail(s, TI_ERR_INVALID_ARGUMENT, "bulk.rows takes 1..4096");
         s->rows = parsed;
         return TI_OK;
     }
     if (strcmp(key, "bulk.records") == 0) {
-        if (!valid || parsed < 1 || parsed > BULK_MAX_RECORDS) return bulk_fail(s, TI_ERR_INVALID_ARGUMENT, "bulk.records takes 1..8");
+        if (!valid || parsed < 1 || parsed > BULK_MAX_RECORDS) return testlib_fail(s, TI_ERR_INVALID_ARGUMENT, "bulk.records takes 1..8");
         s->records = (int)parsed;
         return TI_OK;
     }
-    return bulk_fail(s, TI_ERR_UNKNOWN_NAME, "unknown option (bulk.rows, bulk.records)");
+    return testlib_fail(s, TI_ERR_UNKNOWN_NAME, "unknown option (bulk.rows, bulk.records)");
 }
 
 static ti_status bulk_pass(ti_session *s, uint32_t kind) {
@@ -119,12 +116,11 @@ static ti_status bulk_pass(ti_session *s, uint32_t kind) {
         if (s->fn == NULL) continue;
         const int64_t shape[2] = {s->rows, BULK_COLS};
         const ti_record r = {s->passes_run, kind, bulk_names[b], TI_F32, 2, shape, NULL, s->data, (uint64_t)count * 4u};
-        if (s->fn(s->user, &r) != 0) return bulk_fail(s, TI_ERR_ABORTED, "the record callback stopped the pass");
+        if (s->fn(s->user, &r) != 0) return testlib_fail(s, TI_ERR_ABORTED, "the record callback stopped the pass");
     }
     s->passes_run++;
     return TI_OK;
 }
 
-#define TESTLIB_FAIL bulk_fail
 #define TESTLIB_PASS bulk_pass
 #include "testlib_session.h"

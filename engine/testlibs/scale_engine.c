@@ -212,10 +212,7 @@ struct ti_session {
     char state[160];
 };
 
-static ti_status fail(ti_session *s, ti_status status, const char *message) {
-    snprintf(s->error, sizeof s->error, "%s", message);
-    return status;
-}
+#include "testlib_recording.h"
 
 TI_API ti_status ti_open(const char *config_json, const char *weights_path, ti_session **out, char *err, size_t err_capacity) {
     (void)config_json;
@@ -239,16 +236,16 @@ TI_API void ti_close(ti_session *s) {
 TI_API ti_status ti_set_input(ti_session *s, const char *name, uint32_t dtype, uint32_t rank, const int64_t *shape, const void *data,
                               uint64_t byte_length) {
     if (s == NULL || name == NULL || (rank > 0 && shape == NULL)) return TI_ERR_INVALID_ARGUMENT;
-    if (s->passes_run != 0) return fail(s, TI_ERR_STATE, "inputs are set before the prefill");
+    if (s->passes_run != 0) return testlib_fail(s, TI_ERR_STATE, "inputs are set before the prefill");
     if (strcmp(name, "pcm_in") == 0) {
         if (dtype != TI_F32 || rank != 1 || shape[0] < 1 || byte_length != (uint64_t)shape[0] * 4u || data == NULL)
-            return fail(s, TI_ERR_SHAPE, "input pcm_in must be f32 [L] with L >= 1");
+            return testlib_fail(s, TI_ERR_SHAPE, "input pcm_in must be f32 [L] with L >= 1");
         s->pcm_samples = shape[0];
         return TI_OK;
     }
-    if (strcmp(name, "prompt_tokens") != 0) return fail(s, TI_ERR_UNKNOWN_NAME, "unknown input (prompt_tokens, pcm_in)");
+    if (strcmp(name, "prompt_tokens") != 0) return testlib_fail(s, TI_ERR_UNKNOWN_NAME, "unknown input (prompt_tokens, pcm_in)");
     if (dtype != TI_I32 || rank != 1 || shape[0] < 1 || byte_length != (uint64_t)shape[0] * 4u || data == NULL)
-        return fail(s, TI_ERR_SHAPE, "input prompt_tokens must be i32 [N] with N >= 1");
+        return testlib_fail(s, TI_ERR_SHAPE, "input prompt_tokens must be i32 [N] with N >= 1");
     uint32_t seed = 2166136261u;
     const int32_t *tokens = data;
     for (int64_t i = 0; i < shape[0]; i++) seed = (seed ^ (uint32_t)tokens[i]) * 16777619u;
@@ -260,14 +257,11 @@ TI_API ti_status ti_set_input(ti_session *s, const char *name, uint32_t dtype, u
 
 TI_API ti_status ti_set_option(ti_session *s, const char *key, const char *value) {
     if (s == NULL || key == NULL || value == NULL) return TI_ERR_INVALID_ARGUMENT;
-    if (strcmp(key, "scale.kv_cache") != 0) return fail(s, TI_ERR_UNKNOWN_NAME, "unknown option (scale.kv_cache)");
-    if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0) return fail(s, TI_ERR_INVALID_ARGUMENT, "scale.kv_cache takes 0 or 1");
+    if (strcmp(key, "scale.kv_cache") != 0) return testlib_fail(s, TI_ERR_UNKNOWN_NAME, "unknown option (scale.kv_cache)");
+    if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0) return testlib_fail(s, TI_ERR_INVALID_ARGUMENT, "scale.kv_cache takes 0 or 1");
     s->kv_cache = value[0] == '1';
     return TI_OK;
 }
-
-#define TESTLIB_FAIL fail
-#include "testlib_recording.h"
 
 /* The value rule (tests/scale/scale-model.ts implements the same): one xorshift32 stream per row. */
 static uint32_t row_seed(uint32_t seed, uint32_t boundary_index, uint32_t pos) {
@@ -335,7 +329,7 @@ static ti_status scale_pass(ti_session *s, uint32_t kind) {
         const size_t bytes = (size_t)(rows * width) * element;
         if (bytes > s->capacity) {
             void *grown = realloc(s->buffer, bytes);
-            if (grown == NULL) return fail(s, TI_ERR_OUT_OF_MEMORY, "out of memory for a record");
+            if (grown == NULL) return testlib_fail(s, TI_ERR_OUT_OF_MEMORY, "out of memory for a record");
             s->buffer = grown;
             s->capacity = bytes;
         }
@@ -350,7 +344,7 @@ static ti_status scale_pass(ti_session *s, uint32_t kind) {
         shape[rank++] = b->cols[0];
         if (b->cols[1] > 0) shape[rank++] = b->cols[1];
         const ti_record r = {pass, kind, b->name, b->dtype, rank, shape, NULL, s->buffer, (uint64_t)bytes};
-        if (s->fn(s->user, &r) != 0) return fail(s, TI_ERR_ABORTED, "the record callback stopped the pass");
+        if (s->fn(s->user, &r) != 0) return testlib_fail(s, TI_ERR_ABORTED, "the record callback stopped the pass");
     }
     s->cursor = kv;
     s->last_output = audio ? "audio" : "text";
@@ -360,14 +354,14 @@ static ti_status scale_pass(ti_session *s, uint32_t kind) {
 
 TI_API ti_status ti_prefill(ti_session *s) {
     if (s == NULL) return TI_ERR_INVALID_ARGUMENT;
-    if (!s->have_tokens) return fail(s, TI_ERR_STATE, "prefill needs the input prompt_tokens");
-    if (s->passes_run != 0) return fail(s, TI_ERR_STATE, "prefill after prefill: call ti_reset first");
+    if (!s->have_tokens) return testlib_fail(s, TI_ERR_STATE, "prefill needs the input prompt_tokens");
+    if (s->passes_run != 0) return testlib_fail(s, TI_ERR_STATE, "prefill after prefill: call ti_reset first");
     return scale_pass(s, TI_PASS_PREFILL);
 }
 
 TI_API ti_status ti_decode(ti_session *s) {
     if (s == NULL) return TI_ERR_INVALID_ARGUMENT;
-    if (s->passes_run == 0) return fail(s, TI_ERR_STATE, "decode before prefill");
+    if (s->passes_run == 0) return testlib_fail(s, TI_ERR_STATE, "decode before prefill");
     return scale_pass(s, TI_PASS_DECODE);
 }
 

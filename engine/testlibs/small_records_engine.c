@@ -72,10 +72,7 @@ TI_API const char *ti_describe(void) {
 
 #include "testlib_status.h"
 
-static ti_status small_fail(ti_session *s, ti_status status, const char *message) {
-    snprintf(s->error, sizeof s->error, "%s", message);
-    return status;
-}
+#include "testlib_recording.h"
 
 TI_API ti_status ti_open(const char *config_json, const char *weights_path, ti_session **out, char *err, size_t err_capacity) {
     (void)config_json;
@@ -101,16 +98,16 @@ TI_API ti_status ti_set_option(ti_session *s, const char *key, const char *value
     long parsed = strtol(value, &end, 10);
     int valid = end != value && *end == '\0';
     if (strcmp(key, "small.records") == 0) {
-        if (!valid || parsed < 1 || parsed > SMALL_MAX_RECORDS) return small_fail(s, TI_ERR_INVALID_ARGUMENT, "small.records takes 1..4096");
+        if (!valid || parsed < 1 || parsed > SMALL_MAX_RECORDS) return testlib_fail(s, TI_ERR_INVALID_ARGUMENT, "small.records takes 1..4096");
         s->records = (int)parsed;
         return TI_OK;
     }
     if (strcmp(key, "small.elements") == 0) {
-        if (!valid || parsed < 1 || parsed > SMALL_MAX_ELEMENTS) return small_fail(s, TI_ERR_INVALID_ARGUMENT, "small.elements takes 1..4096");
+        if (!valid || parsed < 1 || parsed > SMALL_MAX_ELEMENTS) return testlib_fail(s, TI_ERR_INVALID_ARGUMENT, "small.elements takes 1..4096");
         s->elements = parsed;
         return TI_OK;
     }
-    return small_fail(s, TI_ERR_UNKNOWN_NAME, "unknown option (small.records, small.elements)");
+    return testlib_fail(s, TI_ERR_UNKNOWN_NAME, "unknown option (small.records, small.elements)");
 }
 
 static ti_status small_pass(ti_session *s, uint32_t kind) {
@@ -126,12 +123,11 @@ static ti_status small_pass(ti_session *s, uint32_t kind) {
         }
         if (s->fn == NULL) continue;
         const ti_record r = {s->passes_run, kind, names[b], TI_F32, 1, shape, NULL, s->data, (uint64_t)s->elements * 4u};
-        if (s->fn(s->user, &r) != 0) return small_fail(s, TI_ERR_ABORTED, "the record callback stopped the pass");
+        if (s->fn(s->user, &r) != 0) return testlib_fail(s, TI_ERR_ABORTED, "the record callback stopped the pass");
     }
     s->passes_run++;
     return TI_OK;
 }
 
-#define TESTLIB_FAIL small_fail
 #define TESTLIB_PASS small_pass
 #include "testlib_session.h"
